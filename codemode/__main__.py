@@ -1,0 +1,9 @@
+"""`python -m codemode` runs the command line."""
+
+from __future__ import annotations
+
+import sys
+
+from codemode.cli import main
+
+sys.exit(main())

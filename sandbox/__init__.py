@@ -1,0 +1,39 @@
+"""Run model-written Python safely: RestrictedPython policy, runtime guards, limits, and worker processes.
+
+Example:
+    ```python
+    from sandbox import Limits, Sandbox
+
+    async with Sandbox(limits=Limits(timeout=5.0)) as sb:
+        result = await sb.run("return 1 + 1")
+    assert result.ok and result.value == 2
+    ```
+"""
+
+from __future__ import annotations
+
+from sandbox.errors import FunctionError as FunctionError
+from sandbox.errors import SandboxClosedError as SandboxClosedError
+from sandbox.errors import SandboxError as SandboxError
+from sandbox.functions import HostFunction as HostFunction
+from sandbox.functions import Namespace as Namespace
+from sandbox.limits import Limits as Limits
+from sandbox.result import ErrorKind as ErrorKind
+from sandbox.result import RunError as RunError
+from sandbox.result import RunResult as RunResult
+from sandbox.sandbox import Isolation as Isolation
+from sandbox.sandbox import Sandbox as Sandbox
+
+__all__ = [
+    "ErrorKind",
+    "FunctionError",
+    "HostFunction",
+    "Isolation",
+    "Limits",
+    "Namespace",
+    "RunError",
+    "RunResult",
+    "Sandbox",
+    "SandboxClosedError",
+    "SandboxError",
+]

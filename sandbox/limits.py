@@ -1,0 +1,44 @@
+"""`Limits`: how much one run may use.
+
+Every limit is per run. A run that reaches one stops with a result whose `error.kind` names the limit; the
+sandbox itself keeps working.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from sandbox._jsonvalue import JsonValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """Per-run limits; the defaults suit one step of an agent."""
+
+    timeout: float = 30.0
+    """Wall-clock seconds for the whole run, host calls included."""
+    memory: int = 256 * 1024 * 1024
+    """Bytes of address space a worker process may add (process isolation only)."""
+    output: int = 64 * 1024
+    """Characters of printed output kept; more is cut with a visible marker and the run stops."""
+    calls: int = 1000
+    """Host-function calls per run."""
+    concurrent_calls: int = 32
+    """Host-function calls in flight at once; more wait their turn."""
+    source: int = 256 * 1024
+    """Characters of source code accepted."""
+    result: int = 1024 * 1024
+    """Bytes of the returned value once encoded as JSON."""
+    operations: int = 50_000_000
+    """Loop iterations and function entries the code may make (the operation budget)."""
+    max_size: int = 10_000_000
+    """Largest string, bytes or sequence (in items) and int (in bits) a single operation may create."""
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """These limits as plain data, to send to a worker process."""
+        return dict(asdict(self))
+
+    @classmethod
+    def from_json(cls, data: dict[str, JsonValue]) -> Limits:
+        """Limits from `to_json` output."""
+        return cls(**data)  # type: ignore[arg-type]  # produced by to_json on the other side of the pipe

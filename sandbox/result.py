@@ -1,0 +1,116 @@
+"""`RunResult` and `RunError`: what one run of model code produced.
+
+A run never raises for anything the code did; every failure is a `RunResult` with `ok=False` and an `error`
+whose `kind` is one of a small closed set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from sandbox._jsonvalue import JsonValue
+
+ErrorKind = Literal[
+    "syntax", "forbidden", "runtime", "timeout", "memory", "output_limit", "call_limit", "result_limit", "crashed"
+]
+"""Why a run failed: the code did not parse (`syntax`), used something the policy forbids (`forbidden`), raised
+(`runtime`), ran out of wall clock or operation budget (`timeout`), of memory (`memory`), printed too much
+(`output_limit`), made too many host calls (`call_limit`), returned too large a value (`result_limit`), or the
+worker process died (`crashed`)."""
+
+ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunError:
+    """Why a run failed, in words meant for the model."""
+
+    kind: ErrorKind
+    """The class of failure."""
+    message: str
+    """A short message, naming the line and saying what to do."""
+    line: int | None = None
+    """The line in the model's code where it happened, if known."""
+    type_name: str | None = None
+    """For `runtime` errors, the exception's class name (`KeyError`, `ToolError`)."""
+    traceback: str = ""
+    """The model's own frames, most recent last; empty when there is nothing useful to show."""
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """This error as plain data."""
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "line": self.line,
+            "type_name": self.type_name,
+            "traceback": self.traceback,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JsonValue]) -> RunError:
+        """An error from `to_json` output."""
+        kind = data["kind"]
+        assert isinstance(kind, str) and kind in ERROR_KINDS
+        line = data.get("line")
+        type_name = data.get("type_name")
+        return cls(
+            kind=kind,  # type: ignore[arg-type]  # checked against ERROR_KINDS above
+            message=str(data["message"]),
+            line=line if isinstance(line, int) else None,
+            type_name=type_name if isinstance(type_name, str) else None,
+            traceback=str(data.get("traceback") or ""),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """The outcome of `Sandbox.run`."""
+
+    value: JsonValue = None
+    """The value of a top-level `return`, or of a final bare expression; `None` otherwise."""
+    stdout: str = ""
+    """Printed output, cut at `Limits.output` with a visible marker."""
+    error: RunError | None = None
+    """`None` when the run succeeded."""
+    calls: int = 0
+    """Host-function calls made."""
+    duration: float = 0.0
+    """Wall-clock seconds the run took."""
+    names: tuple[str, ...] = field(default=())
+    """Host-function names the code referred to, in first-use order (for diagnostics)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run finished without error."""
+        return self.error is None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """This result as plain data."""
+        return {
+            "value": self.value,
+            "stdout": self.stdout,
+            "error": None if self.error is None else self.error.to_json(),
+            "calls": self.calls,
+            "duration": self.duration,
+            "names": list(self.names),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JsonValue]) -> RunResult:
+        """A result from `to_json` output."""
+        error = data.get("error")
+        calls = data.get("calls", 0)
+        duration = data.get("duration", 0.0)
+        names = data.get("names") or []
+        return cls(
+            value=data.get("value"),
+            stdout=str(data.get("stdout") or ""),
+            error=RunError.from_json(error) if isinstance(error, dict) else None,
+            calls=calls if isinstance(calls, int) else 0,
+            duration=float(duration) if isinstance(duration, (int, float)) else 0.0,
+            names=tuple(str(n) for n in names) if isinstance(names, list) else (),
+        )
