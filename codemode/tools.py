@@ -2,16 +2,26 @@
 
 A tool has its original `name` (what the host or MCP server calls it), a portable `alias` that is a Python
 identifier (what the model writes after `tools.`), a description, a JSON Schema for its arguments, an
-optional output schema, and an optional handler.
+optional output schema, and an optional handler. `tool_from_function` builds one from a function's type
+hints (with pydantic) and docstring.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from codemode._json import JsonObject
+from pydantic import PydanticUserError, TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
+
+from codemode._docstrings import parse_docstring
+from codemode._naming import portable_alias
+from codemode.errors import CatalogError
+
+if TYPE_CHECKING:
+    from codemode._json import JsonObject
 
 Handler = Callable[..., Any | Awaitable[Any]]
 
@@ -34,3 +44,115 @@ class Tool:
     """The callable that runs the tool; `None` for definitions loaded without one."""
     deferred: bool = True
     """Deferred tools are found through search; others are described in the `code` tool itself."""
+
+
+def tool_from_function(
+    fn: Handler,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    deferred: bool = True,
+) -> Tool:
+    """Make a tool from a sync or async function: its schema from the type hints, its docs from the docstring.
+
+    Parameter descriptions come from `Annotated[..., Field(description=...)]` first, then from the docstring's
+    `Args:` (Google) or `Parameters` (NumPy) section. The output schema comes from the return annotation; it is
+    `None` when there is none, or when it is `None` or `Any`.
+
+    Args:
+        fn: The function; every parameter must be passable by keyword.
+        name: The tool's name; defaults to the function's `__name__`.
+        description: Replaces the description taken from the docstring.
+        deferred: Whether the tool is found through search rather than described up front.
+
+    Raises:
+        CatalogError: The function takes positional-only or variadic parameters, or a type hint has no schema.
+
+    Example:
+        ```python
+        async def get_weather(city: str) -> dict[str, float]:
+            \"\"\"Get the weather forecast for a city.\"\"\"
+
+
+        tool = tool_from_function(get_weather)
+        tool.parameters  # {'type': 'object', 'properties': {'city': {'type': 'string'}}, ...}
+        ```
+    """
+    tool_name = name if name is not None else getattr(fn, "__name__", None)
+    if not tool_name:
+        raise CatalogError(f"Cannot name the tool for {fn!r}: pass `name=...`.")
+    doc = parse_docstring(inspect.getdoc(fn))
+    parameters, returns = _function_schemas(fn, tool_name=tool_name)
+    _document_parameters(parameters, doc.params)
+    summary = doc.description if description is None else description
+    if doc.returns and returns is not None:
+        returns = _with_description(returns, doc.returns)  # says more than the docstring of the result's type
+    elif doc.returns and description is None:
+        summary = f"{summary}\n\nReturns: {doc.returns}".strip()
+    return Tool(
+        name=tool_name,
+        alias=portable_alias(tool_name),
+        description=summary,
+        parameters=parameters,
+        returns=returns,
+        handler=fn,
+        deferred=deferred,
+    )
+
+
+def _function_schemas(fn: Handler, *, tool_name: str) -> tuple[JsonObject, JsonObject | None]:
+    """The JSON Schemas of a function's keyword arguments and of its result (`None` if unknown).
+
+    Raises:
+        CatalogError: A parameter cannot be passed by keyword, or a type hint has no JSON Schema.
+    """
+    try:
+        signature = inspect.signature(fn, eval_str=True)
+    except (NameError, TypeError, ValueError) as e:
+        raise CatalogError(
+            f"Cannot read the type hints of tool {tool_name!r}: {e}. Type hints must name types that the "
+            "function's module defines or imports."
+        ) from e
+    for param in signature.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.VAR_POSITIONAL):
+            shown = f"*{param.name}" if param.kind == param.VAR_POSITIONAL else param.name
+            raise CatalogError(
+                f"Tool {tool_name!r} has the parameter `{shown}`, which cannot be passed by keyword; tools are "
+                "called with keyword arguments only, so make every parameter a keyword parameter."
+            )
+    target: Any = fn  # pydantic builds a call schema from a function, which its type stubs do not spell
+    try:
+        parameters = TypeAdapter(target).json_schema(schema_generator=_ToolSchemaGenerator)
+        returns = _returns_schema(signature.return_annotation)
+    except (PydanticUserError, NameError) as e:  # NameError: a type hint names something undefined
+        raise CatalogError(f"Cannot make a JSON Schema for tool {tool_name!r}: {e}") from e
+    return parameters, returns
+
+
+def _returns_schema(annotation: Any) -> JsonObject | None:
+    if annotation in (inspect.Signature.empty, None, type(None), Any):
+        return None
+    return TypeAdapter(annotation).json_schema(mode="serialization", schema_generator=_ToolSchemaGenerator)
+
+
+def _document_parameters(parameters: JsonObject, docs: dict[str, str]) -> None:
+    """Add docstring descriptions to the properties that have none of their own (from `Field`)."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return
+    for param_name, text in docs.items():
+        prop = properties.get(param_name)
+        if isinstance(prop, dict) and "description" not in prop:
+            properties[param_name] = _with_description(prop, text)
+
+
+def _with_description(schema: JsonObject, text: str) -> JsonObject:
+    """A copy of `schema` with a description, keys sorted as pydantic sorts them."""
+    return dict(sorted({**schema, "description": text}.items()))
+
+
+class _ToolSchemaGenerator(GenerateJsonSchema):
+    """Pydantic's schema generator without the `title` it derives from each field name (noise for a model)."""
+
+    def field_title_should_be_set(self, schema: object) -> bool:
+        return False

@@ -1,0 +1,89 @@
+"""Stub size vs JSON Schema definition size, and render time, over the shared tool datasets.
+
+Tokens are estimated as UTF-8 bytes / 4. For each dataset: median and p90 of the full stub (`render_stub`),
+the one-line signature (`render_signature`), and the definition as JSON (`{"name", "description",
+"parameters"}`), compact (`separators=(",", ":")`) and with `json.dumps` default spacing (what most SDKs send);
+plus the mean and p90 render time of one stub.
+
+Run: .venv/bin/python benchmarks/stub_sizes.py [DATA_DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from codemode._naming import portable_alias
+from codemode.stubs import render_signature, render_stub
+from codemode.tools import Tool
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def tokens(text: str) -> float:
+    return len(text.encode("utf-8")) / 4
+
+
+def p90(values: list[float]) -> float:
+    return statistics.quantiles(values, n=10, method="inclusive")[-1]
+
+
+def load(path: Path) -> list[tuple[Tool, dict[str, object]]]:
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        tool = Tool(
+            name=d["name"], alias=portable_alias(d["name"]), description=d["description"], parameters=d["parameters"]
+        )
+        rows.append((tool, {"name": d["name"], "description": d["description"], "parameters": d["parameters"]}))
+    return rows
+
+
+def measure(rows: list[tuple[Tool, dict[str, object]]]) -> dict[str, float]:
+    stub, sig, compact, spaced, micros = [], [], [], [], []
+    for tool, definition in rows:
+        start = time.perf_counter()
+        text = render_stub(tool)
+        micros.append((time.perf_counter() - start) * 1e6)
+        stub.append(tokens(text))
+        sig.append(tokens(render_signature(tool)))
+        compact.append(tokens(json.dumps(definition, separators=(",", ":"), ensure_ascii=False)))
+        spaced.append(tokens(json.dumps(definition)))
+    return {
+        "tools": len(rows),
+        "stub_med": statistics.median(stub),
+        "stub_p90": p90(stub),
+        "sig_med": statistics.median(sig),
+        "sig_p90": p90(sig),
+        "json_med": statistics.median(compact),
+        "json_p90": p90(compact),
+        "json_spaced_med": statistics.median(spaced),
+        "json_spaced_p90": p90(spaced),
+        "ratio_total": sum(stub) / sum(compact),
+        "us_mean": statistics.fmean(micros),
+        "us_p90": p90(micros),
+    }
+
+
+def main() -> None:
+    data = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DATA
+    print(
+        "| dataset | tools | stub med / p90 | signature med / p90 | JSON compact med / p90 "
+        "| JSON spaced med / p90 | stub/JSON (sum) | render µs mean / p90 |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for path in sorted(data.glob("*/tools.jsonl")):
+        m = measure(load(path))
+        print(
+            f"| {path.parent.name} | {m['tools']:,.0f} | {m['stub_med']:.0f} / {m['stub_p90']:.0f} "
+            f"| {m['sig_med']:.0f} / {m['sig_p90']:.0f} | {m['json_med']:.0f} / {m['json_p90']:.0f} "
+            f"| {m['json_spaced_med']:.0f} / {m['json_spaced_p90']:.0f} | {m['ratio_total']:.2f} "
+            f"| {m['us_mean']:.0f} / {m['us_p90']:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

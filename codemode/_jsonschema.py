@@ -1,0 +1,197 @@
+"""JSON Schema normalisation for rendering: local `$ref`, simple `allOf`, nullable forms, `const` and `enum`.
+
+Tool schemas arrive in every dialect (draft 4 to 2020-12, OpenAPI 3.0 `nullable`, pydantic's `$defs`, hand-written
+ones with non-standard keys). These pure functions reduce one schema node to the few shapes `codemode._typeexpr`
+renders, and read the constraints worth a word in a docstring. They never raise on a malformed schema: what they
+cannot read they leave out, and the renderer falls back to `Any`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from codemode._json import JsonObject, JsonValue
+
+_MAX_MERGE_DEPTH: Final = 8
+"""How deep `allOf` members that are themselves `allOf` (through `$ref`) are merged before giving up."""
+_UNION_KEYS: Final = ("anyOf", "oneOf")
+_NULLABLE_KEYS: Final = ("nullable", "enum", "anyOf", "oneOf")
+
+
+def as_schema(value: JsonValue) -> JsonObject:
+    """Return `value` as a schema object: `true`, `false` and malformed schemas become `{}` (anything)."""
+    return value if isinstance(value, dict) else {}
+
+
+def ref_name(ref: str) -> str:
+    """The last segment of a JSON pointer reference: `#/$defs/User` -> `User`."""
+    return _unescape(ref.rsplit("/", 1)[-1])
+
+
+def resolve_ref(ref: str, root: JsonObject) -> JsonObject | None:
+    """Resolve a local reference (`#`, `#/$defs/X`, `#/definitions/X`, any local JSON pointer) against `root`.
+
+    Returns `None` for remote references and pointers that lead nowhere or to a non-object.
+    """
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None
+    node: JsonValue = root
+    for part in ref[2:].split("/"):
+        key = _unescape(part)
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return node if isinstance(node, dict) else None
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def merge_all_of(schema: JsonObject, root: JsonObject, depth: int = 0) -> JsonObject:
+    """Merge `allOf` into its parent where that is simple.
+
+    A single member is lifted into the parent (so `allOf: [{$ref}]` with a description stays a named reference).
+    Several members, resolved through local `$ref`, are merged: properties joined, `required` united, other
+    keywords first-wins. The parent's own keywords (description, default) always win.
+    """
+    members = schema.get("allOf")
+    if not isinstance(members, list) or not members:
+        return schema
+    rest = {key: value for key, value in schema.items() if key != "allOf"}
+    parts = [as_schema(member) for member in members]
+    if len(parts) == 1:
+        return {**parts[0], **rest}
+    merged: JsonObject = {}
+    properties: JsonObject = {}
+    required: list[JsonValue] = []
+    for part in parts:
+        resolved = _resolve_member(part, root, depth)
+        properties.update({k: v for k, v in as_schema(resolved.get("properties")).items() if k not in properties})
+        reqs = resolved.get("required")
+        required.extend(r for r in (reqs if isinstance(reqs, list) else []) if r not in required)
+        for key, value in resolved.items():
+            merged.setdefault(key, value)
+    merged.update(rest)
+    if properties:
+        merged["properties"] = properties
+        merged.setdefault("type", "object")
+    if required:
+        merged["required"] = required
+    return merged
+
+
+def _resolve_member(member: JsonObject, root: JsonObject, depth: int) -> JsonObject:
+    ref = member.get("$ref")
+    if isinstance(ref, str) and depth < _MAX_MERGE_DEPTH:
+        target = resolve_ref(ref, root)
+        if target is not None:
+            rest = {key: value for key, value in member.items() if key != "$ref"}
+            return merge_all_of({**target, **rest}, root, depth + 1)
+    return merge_all_of(member, root, depth + 1) if depth < _MAX_MERGE_DEPTH else member
+
+
+def split_nullable(schema: JsonObject) -> tuple[JsonObject, bool]:
+    """Remove every way of saying "or null" from `schema` and report whether one was there.
+
+    Handles `nullable: true` (OpenAPI 3.0), `type: [X, "null"]`, `null` in `enum`, and `anyOf`/`oneOf` with a
+    null member (a single remaining member is lifted into the parent, whose own keywords win). A schema that is
+    only null stays `{"type": "null"}` and is not reported as nullable.
+    """
+    if not isinstance(schema.get("type"), list) and not any(key in schema for key in _NULLABLE_KEYS):
+        return schema, False
+    out = {key: value for key, value in schema.items() if key != "nullable"}
+    nullable = schema.get("nullable") is True
+    kind = out.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        rest = [t for t in kind if t != "null"]
+        if not rest:
+            return {**out, "type": "null"}, False
+        out["type"] = rest[0] if len(rest) == 1 else rest
+        nullable = True
+    values = out.get("enum")
+    if isinstance(values, list) and None in values:
+        rest = [value for value in values if value is not None]
+        if not rest:
+            return {key: value for key, value in out.items() if key != "enum"} | {"type": "null"}, False
+        out["enum"] = rest
+        nullable = True
+    for key in _UNION_KEYS:
+        members = out.get(key)
+        if not isinstance(members, list):
+            continue
+        others = [member for member in members if not _is_null(member)]
+        if len(others) == len(members) or not others:
+            continue
+        nullable = True
+        if len(others) == 1:
+            siblings = {k: v for k, v in out.items() if k != key}
+            return {**as_schema(others[0]), **siblings}, nullable
+        out[key] = others
+    return out, nullable
+
+
+def _is_null(member: JsonValue) -> bool:
+    schema = as_schema(member)
+    return (
+        schema.get("type") == "null" or ("const" in schema and schema["const"] is None) or schema.get("enum") == [None]
+    )
+
+
+def normalize(value: JsonValue, root: JsonObject) -> tuple[JsonObject, bool]:
+    """Normalise one schema node: coerce to an object, merge simple `allOf`, split off nullability."""
+    return split_nullable(merge_all_of(as_schema(value), root))
+
+
+def enum_values(schema: JsonObject) -> list[JsonValue] | None:
+    """The allowed values from `const` or `enum`, or `None` when the schema has neither."""
+    if "const" in schema:
+        return [schema["const"]]
+    values = schema.get("enum")
+    return values if isinstance(values, list) and values else None
+
+
+def schema_types(schema: JsonObject) -> list[str]:
+    """The schema's `type` as a list, inferred from its keywords when absent (`properties` -> object)."""
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list):
+        return [t for t in kind if isinstance(t, str)]
+    if any(key in schema for key in ("properties", "additionalProperties", "patternProperties")):
+        return ["object"]
+    if "items" in schema or "prefixItems" in schema:
+        return ["array"]
+    return []
+
+
+def constraint_notes(schema: JsonObject) -> list[str]:
+    """Short human-readable notes on the constraints that a Python type cannot carry (format, bounds, pattern)."""
+    notes: list[str] = []
+    if isinstance(fmt := schema.get("format"), str):
+        notes.append(f"format: {fmt}")
+    for key, text in _BOUNDS:
+        bound = schema.get(key)
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            notes.append(f"{text} {bound}")
+    if isinstance(pattern := schema.get("pattern"), str):
+        notes.append(f"pattern: {pattern if len(pattern) <= 80 else pattern[:77] + '...'}")
+    return notes
+
+
+_BOUNDS: Final = (
+    ("minimum", ">="),
+    ("exclusiveMinimum", ">"),
+    ("maximum", "<="),
+    ("exclusiveMaximum", "<"),
+    ("minLength", "min length"),
+    ("maxLength", "max length"),
+    ("minItems", "min items"),
+    ("maxItems", "max items"),
+)

@@ -1,0 +1,110 @@
+"""Portable aliases: the Python identifier the model writes after `tools.` for each tool name.
+
+Tool names come from hosts, MCP servers and JSONL files, and many are not Python identifiers
+(`math.factorial`, `my-tool`, `2fa`, `class`). Each name maps to one alias by fixed rules, so the same
+catalog gives the same aliases in every process and a conversation can be continued anywhere. The rules,
+applied in order (a name that is already a portable alias is kept as it is):
+
+1. NFKC-normalise the name; fold non-ASCII letters to ASCII by dropping their accents (`café` -> `cafe`);
+   a character with no ASCII form becomes `u<hex code point>` (`天` -> `u5929`).
+2. Replace each run of characters that cannot appear in an identifier by one `_` (`my-tool` -> `my_tool`),
+   then strip leading and trailing `_` (the sandbox forbids names that start with `_`).
+3. A name left empty becomes `tool`; one that starts with a digit gets the prefix `t_` (`2fa` -> `t_2fa`).
+4. Keywords and soft keywords get a `_` suffix (`class` -> `class_`, `match` -> `match_`).
+5. Names reserved on the `tools` namespace (`search`, `describe`) get the suffix `_tool`.
+
+Distinct names can map to one alias (`my-tool` and `my_tool`); the catalog refuses the second.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+RESERVED_NAMES: Final = frozenset({"describe", "search"})
+"""Members of the sandbox's `tools` namespace that are not tools."""
+
+RESERVED_SUFFIX: Final = "_tool"
+"""Appended to a name in `RESERVED_NAMES` to make its alias (`search` -> `search_tool`)."""
+
+SOFT_KEYWORDS: Final = frozenset({"case", "match", "type"})
+"""Soft keywords of Python 3.12, fixed here so that aliases do not depend on the running Python."""
+
+_INVALID_RUN: Final = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def is_portable_alias(alias: str) -> bool:
+    """Whether `alias` can be used as it is: an ASCII identifier that no rule would change."""
+    return (
+        alias.isascii()
+        and alias.isidentifier()
+        and not alias.startswith("_")
+        and not keyword.iskeyword(alias)
+        and alias not in SOFT_KEYWORDS
+        and alias not in RESERVED_NAMES
+    )
+
+
+def portable_alias(name: str) -> str:
+    """Map a tool name to its portable alias, a Python identifier safe to use as `tools.<alias>`.
+
+    Example:
+        ```python
+        portable_alias("math.factorial")  # 'math_factorial'
+        portable_alias("2fa")  # 't_2fa'
+        portable_alias("search")  # 'search_tool'
+        ```
+    """
+    if is_portable_alias(name):
+        return name
+    alias = _INVALID_RUN.sub("_", _fold_to_ascii(name)).strip("_")
+    if not alias:
+        alias = "tool"
+    elif alias[0].isdigit():
+        alias = f"t_{alias}"
+    if keyword.iskeyword(alias) or alias in SOFT_KEYWORDS:
+        alias = f"{alias}_"
+    if alias in RESERVED_NAMES:
+        alias = f"{alias}{RESERVED_SUFFIX}"
+    return alias
+
+
+def close_matches(name: str, candidates: Iterable[str], *, limit: int = 3, cutoff: float = 0.6) -> list[str]:
+    """The candidates closest to an unknown `name`, best first, to suggest in an error message.
+
+    Comparison ignores case and treats `.`, `-` and `_` alike, so `github-create-issue` finds
+    `github.create_issue`.
+
+    Args:
+        name: The name that was not found.
+        candidates: Known names (original names and aliases may be mixed; duplicates are dropped).
+        limit: The most matches to return.
+        cutoff: Similarity in [0, 1] below which a candidate is not a match.
+    """
+    by_key: dict[str, str] = {}
+    for candidate in candidates:
+        by_key.setdefault(_match_key(candidate), candidate)
+    keys = difflib.get_close_matches(_match_key(name), list(by_key), n=limit, cutoff=cutoff)
+    return [by_key[key] for key in keys]
+
+
+def _fold_to_ascii(name: str) -> str:
+    parts: list[str] = []
+    for char in unicodedata.normalize("NFKC", name):
+        if char.isascii():
+            parts.append(char)
+            continue
+        folded = "".join(c for c in unicodedata.normalize("NFKD", char) if c.isascii() and c.isalnum())
+        # Spaces around an escape become one `_` in the next step: `天气` -> `u5929_u6c14`.
+        parts.append(folded or f" u{ord(char):04x} ")
+    return "".join(parts)
+
+
+def _match_key(name: str) -> str:
+    return _INVALID_RUN.sub("_", name.lower())

@@ -1,0 +1,371 @@
+"""`Catalog`: the tools a host offers, by name and portable alias, with change events.
+
+The catalog checks every definition when it is registered (an object schema for the arguments, a valid JSON
+Schema, a portable alias no other tool uses), so that mistakes in the host's setup raise here, at startup,
+rather than reach the model. Each change (tools added, removed or replaced) bumps `version` and is sent to
+subscribers as one `CatalogChange`, which lets a search index or a discovery state follow it incrementally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]  # no types-jsonschema in dev deps
+from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+
+from codemode._naming import close_matches, is_portable_alias, portable_alias
+from codemode.errors import CatalogError
+from codemode.tools import Handler, Tool, tool_from_function
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+
+    from codemode._json import JsonObject, JsonValue
+
+F = TypeVar("F", bound="Callable[..., Any]")
+
+_JSONL_KEYS = frozenset({"name", "description", "parameters", "returns", "deferred"})
+
+
+class _ToolDecorator(Protocol):
+    """What `@catalog.tool(...)` with options returns: a decorator that gives back the function it gets."""
+
+    def __call__(self, fn: F, /) -> F: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogChange:
+    """One change to a catalog; a replaced definition appears in both `removed` (old) and `added` (new)."""
+
+    added: tuple[Tool, ...] = ()
+    """Tools registered by this change, in registration order."""
+    removed: tuple[Tool, ...] = ()
+    """Tools that left the catalog in this change."""
+
+
+class Catalog:
+    """The tools a host offers, in registration order.
+
+    Example:
+        ```python
+        catalog = Catalog()
+
+
+        @catalog.tool
+        async def get_weather(city: str) -> dict[str, float]:
+            \"\"\"Get the weather forecast for a city.\"\"\"
+
+
+        catalog.add(name="math.factorial", description="n!", parameters={"type": "object", "properties": {}})
+        catalog.get("math_factorial")  # the alias finds it too
+        ```
+    """
+
+    def __init__(self, tools: Iterable[Tool] = (), *, check_schemas: bool = True) -> None:
+        """Make a catalog, optionally filled with `tools`.
+
+        Args:
+            tools: Definitions to register first.
+            check_schemas: Check each schema against the JSON Schema meta-schema. It costs about a millisecond
+                a tool; a host loading thousands of trusted definitions (a benchmark) may turn it off.
+        """
+        self._tools: dict[str, Tool] = {}
+        self._by_key: dict[str, Tool] = {}
+        self._version = 0
+        self._subscribers: list[Callable[[CatalogChange], None]] = []
+        self._check_schemas = check_schemas
+        self.extend(tools)
+
+    @property
+    def version(self) -> int:
+        """A number that grows by one on every change."""
+        return self._version
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self, /, *, name: str | None = None, description: str | None = None, deferred: bool = True
+    ) -> _ToolDecorator: ...
+
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        deferred: bool = True,
+    ) -> Any:
+        """Register a sync or async function as a tool (see `tool_from_function`); the function is returned as is.
+
+        Use it bare (`@catalog.tool`) or with options (`@catalog.tool(name="weather.get", deferred=False)`).
+        """
+
+        def register(function: F) -> F:
+            self.extend([tool_from_function(function, name=name, description=description, deferred=deferred)])
+            return function
+
+        return register if fn is None else register(fn)
+
+    def add(
+        self,
+        *,
+        name: str,
+        description: str,
+        parameters: JsonObject,
+        handler: Handler | None = None,
+        returns: JsonObject | None = None,
+        deferred: bool = True,
+    ) -> Tool:
+        """Register a raw definition: a JSON Schema for the arguments and, optionally, a handler."""
+        tool = Tool(
+            name=name,
+            alias=portable_alias(name),
+            description=description,
+            parameters=parameters,
+            returns=returns,
+            handler=handler,
+            deferred=deferred,
+        )
+        self.extend([tool])
+        return tool
+
+    def extend(
+        self, tools: Catalog | Iterable[Tool], *, prefix: str = "", aliases: Mapping[str, str] | None = None
+    ) -> None:
+        """Register several tools (another catalog's, say) as one change; if one is refused, none is added.
+
+        Args:
+            tools: The tools; a catalog is copied as it is now, later changes to it are not followed.
+            prefix: Prepended to each name (`"gh."` makes `create_issue` into `gh.create_issue`); aliases
+                are derived again from the new names.
+            aliases: Hand-made aliases by (prefixed) name, for names whose derived aliases clash
+                (`{"car.rental": "car_rental_dotted"}` beside a tool named `car_rental`).
+        """
+        pending: dict[str, Tool] = {}
+        added = [self._check_new(_renamed(tool, prefix, aliases), pending) for tool in tools]
+        self._commit(added=added, removed=[])
+
+    def replace(self, tool: Tool) -> Tool:
+        """Put a new definition in place of the tool with the same name; returns the old one."""
+        old = self._tools.get(tool.name)
+        if old is None:
+            raise CatalogError(
+                f"Cannot replace tool {tool.name!r}: it is not in the catalog. Register it with `catalog.add` "
+                "or `catalog.extend` first."
+            )
+        self._check_new(tool, {}, replacing=old)
+        self._commit(added=[tool], removed=[old])
+        return old
+
+    def remove(self, name: str) -> Tool:
+        """Remove a tool by its name or alias; returns it."""
+        tool = self._by_key.get(name)
+        if tool is None:
+            raise CatalogError(f"Cannot remove tool {name!r}: it is not in the catalog.{self._hint(name)}")
+        self._commit(added=[], removed=[tool])
+        return tool
+
+    def get(self, name: str) -> Tool | None:
+        """The tool with this original name or alias, or `None`."""
+        return self._by_key.get(name)
+
+    def similar(self, name: str, *, limit: int = 3) -> list[Tool]:
+        """Tools whose name or alias is close to `name` (an unknown name), best first."""
+        found: dict[str, Tool] = {}
+        for key in close_matches(name, self._by_key, limit=2 * limit):
+            tool = self._by_key[key]
+            found.setdefault(tool.name, tool)
+        return list(found.values())[:limit]
+
+    def subscribe(self, callback: Callable[[CatalogChange], None]) -> Callable[[], None]:
+        """Call `callback` after every change; returns a function that unsubscribes it."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def load_jsonl(self, path: str | Path, *, prefix: str = "", aliases: Mapping[str, str] | None = None) -> list[Tool]:
+        """Register the definitions in a JSONL file (tools without handlers) as one change.
+
+        Each line is an object with `name`, `description` and `parameters`, optionally `returns` and
+        `deferred`; blank lines are skipped.
+
+        Args:
+            path: The file.
+            prefix: Prepended to each name, to keep several sets apart (`"bfcl."`).
+            aliases: Hand-made aliases by (prefixed) name, for names whose derived aliases clash.
+
+        Raises:
+            CatalogError: The file cannot be read, or a line is not a valid definition (the message names the
+                file and line number); nothing is registered then.
+        """
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise CatalogError(f"Cannot read tool definitions from {str(path)!r}: {e}") from e
+        pending: dict[str, Tool] = {}
+        added: list[Tool] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                added.append(self._check_new(_renamed(_tool_from_json_line(line), prefix, aliases), pending))
+            except CatalogError as e:
+                raise CatalogError(f"{path}:{number}: {e}") from e
+        self._commit(added=added, removed=[])
+        return added
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._by_key
+
+    def __repr__(self) -> str:
+        return f"<Catalog of {len(self)} tools, version {self._version}>"
+
+    def _check_new(self, tool: Tool, pending: dict[str, Tool], *, replacing: Tool | None = None) -> Tool:
+        """Check a tool against the catalog and the other tools of its batch, then record it in `pending`."""
+        _check_definition(tool, check_schemas=self._check_schemas)
+        for key in dict.fromkeys((tool.name, tool.alias)):
+            other = pending.get(key) or self._by_key.get(key)
+            if other is not None and other is not replacing:
+                raise CatalogError(_collision_message(tool, other, key))
+            pending[key] = tool
+        return tool
+
+    def _commit(self, *, added: list[Tool], removed: list[Tool]) -> None:
+        if not added and not removed:
+            return
+        replaced = {tool.name for tool in added}
+        for tool in removed:
+            if tool.name not in replaced:  # a replaced definition keeps its place in the order
+                del self._tools[tool.name]
+            self._by_key.pop(tool.name, None)
+            self._by_key.pop(tool.alias, None)
+        for tool in added:
+            self._tools[tool.name] = tool
+            self._by_key[tool.name] = self._by_key[tool.alias] = tool
+        self._version += 1
+        change = CatalogChange(added=tuple(added), removed=tuple(removed))
+        for callback in list(self._subscribers):
+            callback(change)
+
+    def _hint(self, name: str) -> str:
+        names = [tool.name for tool in self.similar(name)]
+        return f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
+
+
+def _renamed(tool: Tool, prefix: str, aliases: Mapping[str, str] | None) -> Tool:
+    """The tool under its prefixed name, with the alias derived from it or given in `aliases`."""
+    name = f"{prefix}{tool.name}"
+    alias = (aliases or {}).get(name) or (portable_alias(name) if prefix else tool.alias)
+    if (name, alias) == (tool.name, tool.alias):
+        return tool
+    return dataclasses.replace(tool, name=name, alias=alias)
+
+
+def _collision_message(tool: Tool, other: Tool, key: str) -> str:
+    if tool.name == other.name:
+        return (
+            f"Tool {tool.name!r} is already in the catalog. Give the new tool another name, use "
+            "`catalog.replace(tool)` to change its definition, or load each source with its own `prefix`."
+        )
+    if key != tool.alias or key != other.alias:
+        return (
+            f"Tool {tool.name!r} and tool {other.name!r} would both be found as {key!r}, the name of one being "
+            "the alias of the other. Rename one of them, or give it another hand-made alias."
+        )
+    return (
+        f"Tool {tool.name!r} and tool {other.name!r} would both be called `tools.{key}`. Rename one of "
+        "them, give one a hand-made alias (`aliases={...}` when loading, or `Tool(alias=...)`), or load each "
+        "source with its own `prefix`."
+    )
+
+
+def _check_definition(tool: Tool, *, check_schemas: bool) -> None:
+    """Raise `CatalogError` unless `tool` is a well-formed definition."""
+    if not isinstance(tool.name, str) or not tool.name:
+        raise CatalogError(f"A tool name must be a non-empty string, got {tool.name!r}.")
+    if not is_portable_alias(tool.alias):
+        raise CatalogError(
+            f"Tool {tool.name!r} has the alias {tool.alias!r}, which the model cannot write after `tools.`; "
+            f"use `portable_alias({tool.name!r})` ({portable_alias(tool.name)!r})."
+        )
+    if not isinstance(tool.description, str):
+        raise CatalogError(f"Tool {tool.name!r}: `description` must be a string, got {tool.description!r:.80}.")
+    if tool.handler is not None and not callable(tool.handler):
+        raise CatalogError(f"Tool {tool.name!r}: `handler` must be callable, got {tool.handler!r:.80}.")
+    params: JsonValue = tool.parameters
+    if not isinstance(params, dict) or params.get("type") != "object":
+        raise CatalogError(
+            f'Tool {tool.name!r}: `parameters` must be a JSON Schema of type "object" (the keyword arguments), '
+            f"got {params!r:.80}."
+        )
+    returns: JsonValue = tool.returns
+    if returns is not None and not isinstance(returns, dict):
+        raise CatalogError(f"Tool {tool.name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")
+    for field, schema in (("parameters", params), ("returns", returns)):
+        problem = _schema_problem(schema, check=check_schemas) if schema is not None else None
+        if problem:
+            raise CatalogError(f"Tool {tool.name!r}: `{field}` is not a valid JSON Schema: {problem}")
+
+
+def _schema_problem(schema: JsonValue, *, check: bool) -> str | None:
+    try:
+        canonical = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        return f"it is not plain JSON ({e})."
+    return _meta_schema_problem(canonical) if check else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _meta_schema_problem(canonical: str) -> str | None:
+    """The meta-schema error of a schema, cached because checking costs about a millisecond."""
+    schema = json.loads(canonical)
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as e:
+        where = "/".join(str(part) for part in e.path)
+        return f"{e.message}" + (f" (at `{where}`)" if where else "")
+    return None
+
+
+def _tool_from_json_line(line: str) -> Tool:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise CatalogError(f"not JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise CatalogError(f"expected a JSON object, got {line:.80}")
+    unknown = sorted(set(data) - _JSONL_KEYS)
+    if unknown:
+        raise CatalogError(f"unknown keys {unknown}; a definition has the keys {sorted(_JSONL_KEYS)}.")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise CatalogError(f'every definition needs a "name" (a non-empty string), got {name!r:.80}.')
+    deferred = data.get("deferred", True)
+    if not isinstance(deferred, bool):
+        raise CatalogError(f'"deferred" must be true or false, got {deferred!r:.80}.')
+    return Tool(
+        name=name,
+        alias=portable_alias(name),
+        description=data.get("description", ""),
+        parameters=data.get("parameters", {"type": "object", "properties": {}}),
+        returns=data.get("returns"),
+        deferred=deferred,
+    )

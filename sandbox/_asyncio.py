@@ -1,0 +1,133 @@
+"""The `asyncio` the model's code imports: gather, sleep, wait_for, as_completed, create_task and friends.
+
+Tasks are owned by the run: the handle a `create_task` returns exposes no loop, and every task still running
+when the run ends is cancelled. `SystemExit`/`KeyboardInterrupt` raised inside a task end the run instead of
+reaching the event loop (asyncio re-raises those two out of the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Coroutine, Iterable, Iterator
+from typing import Any
+
+from sandbox._guards import StopRun
+
+
+class TaskHandle:
+    """A task of the model's code, without its loop."""
+
+    __slots__ = ("_task",)
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self._task = task
+
+    def __await__(self) -> Any:
+        return self._task.__await__()
+
+    def done(self) -> bool:
+        """Whether the task finished."""
+        return self._task.done()
+
+    def cancelled(self) -> bool:
+        """Whether the task was cancelled."""
+        return self._task.cancelled()
+
+    def cancel(self, msg: str | None = None) -> bool:
+        """Ask the task to stop."""
+        return self._task.cancel(msg)
+
+    def result(self) -> Any:
+        """The task's result (raises its exception)."""
+        return self._task.result()
+
+    def exception(self) -> BaseException | None:
+        """The task's exception, or None."""
+        return self._task.exception()
+
+    def __repr__(self) -> str:
+        state = "done" if self._task.done() else "pending"
+        return f"<Task {state}>"
+
+
+async def _contained(awaitable: Awaitable[Any]) -> Any:
+    try:
+        return await awaitable
+    except (SystemExit, KeyboardInterrupt) as exit_:
+        raise StopRun("runtime", f"{type(exit_).__name__} ended the run") from None
+
+
+class AsyncioFacade:
+    """One run's `asyncio` module: every task it starts is tracked and cancelled when the run ends."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def _task(self, awaitable: Awaitable[Any]) -> asyncio.Task[Any]:
+        if isinstance(awaitable, TaskHandle):
+            return awaitable._task
+        if not hasattr(type(awaitable), "__await__"):
+            raise TypeError(f"expected an awaitable (a coroutine or a tool call), got {type(awaitable).__name__!r}")
+        task = asyncio.ensure_future(_contained(awaitable))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    def create_task(self, coro: Awaitable[Any], *, name: str | None = None) -> TaskHandle:
+        """Start running `coro` concurrently."""
+        return TaskHandle(self._task(coro))
+
+    ensure_future = create_task
+
+    async def gather(self, *aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
+        """Await all of `aws` concurrently; results in order."""
+        return await asyncio.gather(*(self._task(aw) for aw in aws), return_exceptions=return_exceptions)
+
+    async def wait_for(self, aw: Awaitable[Any], timeout: float | None) -> Any:
+        """Await `aw`, raising `TimeoutError` after `timeout` seconds."""
+        return await asyncio.wait_for(self._task(aw), timeout)
+
+    def as_completed(self, aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
+        """Iterate over awaitables in the order they finish."""
+        return asyncio.as_completed([self._task(aw) for aw in aws], timeout=timeout)
+
+    async def wait(self, aws: Iterable[Any], *, timeout: float | None = None,
+                   return_when: str = asyncio.ALL_COMPLETED) -> tuple[set[TaskHandle], set[TaskHandle]]:
+        """Wait for tasks; returns (done, pending) sets of task handles."""
+        handles = {task: aw if isinstance(aw, TaskHandle) else TaskHandle(task)
+                   for aw in aws for task in [self._task(aw)]}
+        done, pending = await asyncio.wait(handles, timeout=timeout, return_when=return_when)
+        return {handles[t] for t in done}, {handles[t] for t in pending}
+
+    @staticmethod
+    async def sleep(delay: float, result: Any = None) -> Any:
+        """Pause this task for `delay` seconds."""
+        return await asyncio.sleep(delay, result)
+
+    @staticmethod
+    def run(main: Coroutine[Any, Any, Any]) -> Any:
+        """Not needed here: the code already runs in an event loop."""
+        main.close()
+        raise RuntimeError("`asyncio.run()` is not needed here: top-level `await` works, so write `await main()`")
+
+    async def cancel_all(self) -> None:
+        """Cancel and reap every task still running (the run is over)."""
+        pending = [task for task in self.tasks if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=1.0)
+
+    def members(self) -> dict[str, Any]:
+        """The names the model's `import asyncio` offers."""
+        return {
+            "gather": self.gather, "sleep": self.sleep, "wait_for": self.wait_for, "wait": self.wait,
+            "as_completed": self.as_completed, "create_task": self.create_task, "ensure_future": self.ensure_future,
+            "run": self.run, "timeout": asyncio.timeout, "Semaphore": asyncio.Semaphore,
+            "BoundedSemaphore": asyncio.BoundedSemaphore, "Lock": asyncio.Lock, "Event": asyncio.Event,
+            "Condition": asyncio.Condition, "Queue": asyncio.Queue, "LifoQueue": asyncio.LifoQueue,
+            "PriorityQueue": asyncio.PriorityQueue, "QueueEmpty": asyncio.QueueEmpty, "QueueFull": asyncio.QueueFull,
+            "TimeoutError": TimeoutError, "CancelledError": asyncio.CancelledError,
+            "ALL_COMPLETED": asyncio.ALL_COMPLETED, "FIRST_COMPLETED": asyncio.FIRST_COMPLETED,
+            "FIRST_EXCEPTION": asyncio.FIRST_EXCEPTION, "Task": TaskHandle,
+        }

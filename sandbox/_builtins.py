@@ -1,0 +1,106 @@
+"""The builtins of one run: a curated set, with guarded `getattr`, `pow`, `format`, `print` and `__import__`.
+
+Missing on purpose: `open`, `input`, `exec`, `eval`, `compile`, `globals`, `locals`, `vars`, `breakpoint`,
+`memoryview`, `help` and `id`. Everything here is either a plain value type or guarded.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+from sandbox._guards import Guards, StopRun
+
+_PLAIN = """
+abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
+frozenset hash hex int isinstance issubclass iter len list map max min next object oct ord property range repr
+reversed round set slice sorted staticmethod str sum super tuple type zip aiter anext
+ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup EOFError Exception ExceptionGroup
+GeneratorExit ImportError IndexError KeyError KeyboardInterrupt LookupError MemoryError ModuleNotFoundError
+NameError NotImplementedError OSError OverflowError PermissionError FileNotFoundError ConnectionError
+RecursionError RuntimeError StopAsyncIteration StopIteration SystemExit TimeoutError TypeError UnboundLocalError
+UnicodeDecodeError UnicodeEncodeError UnicodeError ValueError ZeroDivisionError
+NotImplemented Ellipsis __build_class__
+""".split()
+PLAIN_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in _PLAIN}
+OUTPUT_MARKER = "\n[... output truncated at {limit:,} characters]"
+
+
+class Output:
+    """Printed output of one run, capped at `limit` characters."""
+
+    def __init__(self, limit: int, guards: Guards) -> None:
+        self.limit = limit
+        self.guards = guards
+        self.parts: list[str] = []
+        self.size = 0
+        self.truncated = False
+
+    def print(self, *args: object, sep: str | None = " ", end: str | None = "\n", file: object = None,
+              flush: bool = False) -> None:
+        """The model's `print`: same formatting as CPython's, written to the run's output."""
+        if file is not None:
+            raise TypeError("print(file=...) is not available in the sandbox; printed output is captured as is")
+        sep = " " if sep is None else sep
+        end = "\n" if end is None else end
+        if type(sep) is not str or type(end) is not str:
+            raise TypeError("sep and end must be None or a string")
+        self.write(sep.join(str(arg) for arg in args) + end)
+
+    def write(self, text: str) -> None:
+        """Add text; past the limit, keep what fits, mark the cut and stop the run."""
+        room = self.limit - self.size
+        if len(text) <= room:
+            self.parts.append(text)
+            self.size += len(text)
+            return
+        self.parts.append(text[:room])
+        self.size = self.limit
+        self.truncated = True
+        self.guards.stop(
+            "output_limit",
+            f"the code printed more than {self.limit:,} characters; print less (a summary, a count, a slice) "
+            "or return the data instead",
+        )
+
+    def text(self) -> str:
+        """Everything printed, with a visible marker where it was cut."""
+        joined = "".join(self.parts)
+        return joined + OUTPUT_MARKER.format(limit=self.limit) if self.truncated else joined
+
+
+def _exit(*_: object) -> None:
+    raise StopRun("runtime", "exit() ended the run")
+
+
+def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) -> dict[str, Any]:
+    """The builtins dict for one run."""
+
+    def dir_(obj: object = None) -> list[str]:
+        if obj is None:
+            raise TypeError("dir() without an argument is not available in the sandbox; call dir(obj)")
+        return [name for name in dir(obj) if not name.startswith("_")]
+
+    def getattr_(obj: object, name: str, *default: object) -> Any:
+        try:
+            return guards.getattr(obj, name)
+        except AttributeError:
+            if default and not name.startswith("__"):
+                return default[0]
+            raise
+
+    return {
+        **PLAIN_BUILTINS,
+        "__import__": importer,
+        "print": output.print,
+        "getattr": getattr_,
+        "hasattr": guards.hasattr,
+        "setattr": guards.setattr,
+        "delattr": guards.delattr,
+        "pow": guards.pow,
+        "format": guards.builtin_format,
+        "dir": dir_,
+        "exit": _exit,
+        "quit": _exit,
+    }

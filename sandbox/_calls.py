@@ -1,0 +1,164 @@
+"""Host functions as the model's code sees them: proxies whose calls must be awaited.
+
+Calling a proxy returns a `PendingCall`; nothing reaches the host until it is awaited. Using a pending call as
+if it were its result (printing it, indexing it, returning it) raises a one-line fix-it instead of leaking a
+`<coroutine object>`, and a call never awaited fails the run with the same advice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
+
+from sandbox._guards import Guards
+from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+
+Bridge = Callable[[str, "str | None", list[JsonValue], dict[str, JsonValue]], Awaitable[JsonValue]]
+"""Sends one call to the host: (function, attribute in a namespace or None, args, kwargs) -> JSON result."""
+
+
+class HostFailure(Exception):  # noqa: N818  # carries a host error across, not raised to the model as is
+    """A host function failed; only its exception's class name and message cross into the sandbox."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+        self.message = message
+
+
+class NotAwaitedError(TypeError):
+    """A host function's result was used without `await`."""
+
+
+class CallState:
+    """Per-run bookkeeping of host calls: the count, the in-flight cap, and calls never awaited."""
+
+    def __init__(self, *, bridge: Bridge, guards: Guards, max_calls: int, max_concurrent: int) -> None:
+        self.bridge = bridge
+        self.guards = guards
+        self.max_calls = max_calls
+        self.semaphore = asyncio.Semaphore(max_concurrent)
+        self.count = 0
+        self.names: dict[str, None] = {}
+        self.unawaited: dict[int, PendingCall] = {}
+        self.error_classes: dict[str, type[BaseException]] = {}
+
+    def error_class(self, type_name: str) -> type[BaseException]:
+        """The in-sandbox exception class for a host error's class name (a builtin one where it exists)."""
+        existing = getattr(builtins, type_name, None)
+        if isinstance(existing, type) and issubclass(existing, Exception) and type_name in _PLAIN_ERRORS:
+            return existing
+        if type_name not in self.error_classes:
+            cls = self.guards.metaclass(type_name if type_name.isidentifier() else "HostError", (Exception,), {})
+            self.error_classes[type_name] = cls
+        return self.error_classes[type_name]
+
+    async def call(self, pending: PendingCall) -> JsonValue:
+        """Send a pending call to the host and return its result, or raise its error in the sandbox."""
+        self.unawaited.pop(id(pending), None)
+        self.count += 1
+        if self.count > self.max_calls:
+            self.guards.stop("call_limit", f"the code made more than {self.max_calls:,} tool calls; make fewer per run")
+        try:
+            args = check_json(list(pending._args))
+            kwargs = check_json(pending._kwargs)
+        except NotJsonError as error:
+            raise TypeError(f"{pending._label}(...) takes JSON data only: {error}") from None
+        async with self.semaphore:
+            try:
+                result = await self.bridge(pending._function, pending._attribute, args, kwargs)  # type: ignore[arg-type]
+            except HostFailure as failure:
+                raise self.error_class(failure.type_name)(failure.message) from None
+        return result
+
+
+_PLAIN_ERRORS = frozenset(
+    "ValueError TypeError KeyError IndexError LookupError RuntimeError TimeoutError ZeroDivisionError "
+    "NotImplementedError PermissionError ConnectionError FileNotFoundError OverflowError".split()
+)
+
+
+class PendingCall:
+    """The awaitable a host-function proxy returns."""
+
+    __slots__ = ("_args", "_attribute", "_calls", "_function", "_kwargs", "_label")
+
+    def __init__(self, calls: CallState, function: str, attribute: str | None, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        self._calls = calls
+        self._function = function
+        self._attribute = attribute
+        self._label = function if attribute is None else f"{function}.{attribute}"
+        self._args = args
+        self._kwargs = kwargs
+        calls.unawaited[id(self)] = self
+
+    def __await__(self) -> Generator[Any, None, JsonValue]:
+        return self._calls.call(self).__await__()
+
+    def fix_it(self) -> NotAwaitedError:
+        """The error for using this call's result without awaiting it."""
+        return NotAwaitedError(f"`{self._label}(...)` must be awaited: write `await {self._label}(...)`")
+
+    def __repr__(self) -> str:
+        raise self.fix_it()
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        raise self.fix_it()
+
+    def __iter__(self) -> Any:
+        raise self.fix_it()
+
+    def __getitem__(self, key: object) -> Any:
+        raise self.fix_it()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # protocol probes (`_asyncio_future_blocking`, ...) see a plain awaitable
+            raise AttributeError(name)
+        raise self.fix_it()
+
+
+class FunctionProxy:
+    """A host function inside the sandbox: calling it returns a `PendingCall`."""
+
+    __slots__ = ("_attribute", "_calls", "_function")
+
+    def __init__(self, calls: CallState, function: str, attribute: str | None = None) -> None:
+        self._calls = calls
+        self._function = function
+        self._attribute = attribute
+
+    def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
+        self._calls.names.setdefault(self._function if self._attribute is None else f"{self._function}.{self._attribute}")
+        return PendingCall(self._calls, self._function, self._attribute, args, kwargs)
+
+    def __repr__(self) -> str:
+        name = self._function if self._attribute is None else f"{self._function}.{self._attribute}"
+        return f"<function {name}>"
+
+
+class NamespaceProxy:
+    """A host namespace inside the sandbox: `ns.name`, `ns["name"]` and `getattr(ns, name)` give proxies."""
+
+    __slots__ = ("_calls", "_function")
+
+    def __init__(self, calls: CallState, function: str) -> None:
+        self._calls = calls
+        self._function = function
+
+    def __getattr__(self, name: str) -> FunctionProxy:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return FunctionProxy(self._calls, self._function, name)
+
+    def __getitem__(self, name: object) -> FunctionProxy:
+        if type(name) is not str or name.startswith("_"):
+            raise KeyError(name)
+        return FunctionProxy(self._calls, self._function, name)
+
+    def __repr__(self) -> str:
+        return f"<namespace {self._function}>"

@@ -1,0 +1,158 @@
+"""From source text to a code object: size checks, the top-level wrapper, the policy, and a cache.
+
+The model's module body becomes the body of `async def _main_()`, so top-level `await` and `return` work and
+a final bare expression becomes the returned value. Names bound at top level are locals of `_main_`, so a
+`global x` inside a function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from types import CodeType
+
+from sandbox._policy import SandboxPolicy
+from sandbox.result import RunError
+
+FILENAME = "<code>"
+MAIN = "_main_"
+MAX_DEPTH = 100
+_CACHE_SIZE = 256
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compiled:
+    """A compiled run: executing `code` in fresh globals defines the coroutine function `_main_`."""
+
+    code: CodeType
+    """The module code object."""
+    lines: tuple[str, ...]
+    """The model's source lines, for tracebacks."""
+
+
+_cache: OrderedDict[str, Compiled | RunError] = OrderedDict()
+
+
+def compile_code(source: str, *, max_source: int) -> Compiled | RunError:
+    """Compile the model's source under the sandbox policy, or say why not."""
+    if len(source) > max_source:
+        return RunError(
+            kind="forbidden",
+            message=f"the code is {len(source):,} characters; the limit is {max_source:,}. Send less code per run.",
+        )
+    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    cached = _cache.get(key)
+    if cached is not None:
+        _cache.move_to_end(key)
+        return cached
+    compiled = _compile_uncached(source)
+    _cache[key] = compiled
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return compiled
+
+
+def _compile_uncached(source: str) -> Compiled | RunError:
+    try:
+        module = ast.parse(source, FILENAME)
+    except SyntaxError as error:
+        return _syntax_error(error)
+    except (RecursionError, MemoryError, ValueError) as error:
+        return RunError(kind="syntax", message=f"the code cannot be parsed ({type(error).__name__}); simplify it")
+    if _depth(module) > MAX_DEPTH:
+        return RunError(kind="syntax", message=f"the code is nested more than {MAX_DEPTH} levels deep; flatten it")
+    _return_final_expression(module)
+    _globals_to_nonlocals(module)
+    policy = SandboxPolicy()
+    module = policy.visit(module)
+    if policy.errors:
+        return _policy_error(policy.errors)
+    main = ast.AsyncFunctionDef(
+        name=MAIN, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=module.body or [ast.Pass()], decorator_list=[], returns=None, type_params=[],
+    )
+    wrapped = ast.fix_missing_locations(ast.Module(body=[ast.copy_location(main, module.body[0]) if module.body
+                                                         else main], type_ignores=[]))
+    if not module.body:
+        ast.fix_missing_locations(main)
+        main.lineno = main.end_lineno = 1
+    try:
+        code = compile(wrapped, FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return _syntax_error(error)
+    except (RecursionError, MemoryError) as error:
+        return RunError(kind="syntax", message=f"the code cannot be compiled ({type(error).__name__}); simplify it")
+    return Compiled(code=code, lines=tuple(source.splitlines()))
+
+
+def _depth(tree: ast.AST) -> int:
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth <= MAX_DEPTH:
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _return_final_expression(module: ast.Module) -> None:
+    if module.body and isinstance(module.body[-1], ast.Expr):
+        last = module.body[-1]
+        module.body[-1] = ast.copy_location(ast.Return(value=last.value), last)
+
+
+def _top_level_names(module: ast.Module) -> set[str]:
+    names: set[str] = set()
+    stack: list[ast.AST] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _globals_to_nonlocals(module: ast.Module) -> None:
+    top = _top_level_names(module)
+    declared_global = {name for node in module.body if isinstance(node, ast.Global) for name in node.names}
+    local = top - declared_global
+    for node in ast.walk(module):
+        if not isinstance(node, _SCOPES) or isinstance(node, ast.Lambda):
+            continue
+        for index, statement in enumerate(node.body):
+            if isinstance(statement, ast.Global) and set(statement.names) <= local:
+                node.body[index] = ast.copy_location(ast.Nonlocal(names=statement.names), statement)
+
+
+def _syntax_error(error: SyntaxError) -> RunError:
+    line = error.lineno
+    where = f" (line {line})" if line else ""
+    text = (error.text or "").strip()
+    shown = f": `{text}`" if text and len(text) < 120 else ""
+    return RunError(kind="syntax", message=f"SyntaxError: {error.msg}{where}{shown}", line=line)
+
+
+def _policy_error(errors: list[str]) -> RunError:
+    first = errors[0]
+    line: int | None = None
+    if first.startswith("Line "):
+        number, _, rest = first[5:].partition(": ")
+        line = int(number) if number.isdigit() else None
+        first = f"{rest} (line {line})" if line else rest
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return RunError(kind="forbidden", message=f"{first}{more}", line=line)

@@ -1,0 +1,70 @@
+"""Host side of a host-function call: find the function, call it, and keep only JSON and a message.
+
+Shared by both isolations. Whatever the host function raises, only its class name and message go back to the
+model's code; whatever it returns is copied as plain JSON, so no host object ever enters the sandbox.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+
+import anyio
+
+from sandbox._calls import HostFailure
+from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox.errors import FunctionError
+from sandbox.functions import HostFunction, Namespace
+from sandbox.limits import Limits
+
+
+class Dispatcher:
+    """Calls the host functions of one run, with the run's call limits enforced on the host side too."""
+
+    def __init__(self, functions: Mapping[str, HostFunction | Namespace], limits: Limits) -> None:
+        self.functions = functions
+        self.max_calls = limits.calls
+        self.limiter = anyio.CapacityLimiter(limits.concurrent_calls)
+        self.count = 0
+
+    def kinds(self) -> dict[str, bool]:
+        """Each function name, and whether it is a namespace."""
+        return {name: isinstance(value, Namespace) for name, value in self.functions.items()}
+
+    def resolve(self, function: str, attribute: str | None) -> HostFunction:
+        """The host callable for a call, or a `HostFailure` saying why there is none."""
+        target = self.functions.get(function)
+        if target is None:
+            raise HostFailure("NameError", f"name {function!r} is not defined")
+        if isinstance(target, Namespace):
+            if attribute is None:
+                raise HostFailure("TypeError", f"`{function}` is a namespace; call one of its functions")
+            try:
+                return target.resolve(attribute)
+            except FunctionError as error:
+                raise HostFailure(error.type_name, error.message) from None
+        if attribute is not None:
+            raise HostFailure("AttributeError", f"`{function}` has no attribute {attribute!r}")
+        return target
+
+    async def __call__(self, function: str, attribute: str | None, args: list[JsonValue],
+                       kwargs: dict[str, JsonValue]) -> JsonValue:
+        """Run one call; raises `HostFailure` for anything the model should hear about."""
+        self.count += 1
+        if self.count > self.max_calls:
+            raise HostFailure("RuntimeError", f"more than {self.max_calls:,} calls in one run")
+        target = self.resolve(function, attribute)
+        name = function if attribute is None else f"{function}.{attribute}"
+        async with self.limiter:
+            try:
+                result = target(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+            except FunctionError as error:
+                raise HostFailure(error.type_name, error.message) from None
+            except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
+                raise HostFailure(type(error).__name__, str(error)) from None
+        try:
+            return check_json(result)
+        except NotJsonError as error:
+            raise HostFailure("TypeError", f"`{name}` returned data that is not JSON: {error}") from None

@@ -1,0 +1,233 @@
+"""The modules the model's code may import, as facades: chosen names only, never the real module.
+
+A facade holds the public functions and classes of one standard module that are safe to hand out, so nothing
+behind them (`re.enum.sys`, `json.codecs.builtins`) is reachable, and writes to it fail. Facades are made per
+run and on first import, so a run cannot leave state for the next (`random` gets a fresh generator each run).
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import calendar
+import collections
+import collections.abc
+import copy
+import dataclasses
+import datetime
+import decimal
+import difflib
+import enum
+import fractions
+import functools
+import hashlib
+import heapq
+import html
+import itertools
+import json
+import math
+import operator
+import random
+import re
+import statistics
+import string
+import textwrap
+import time
+import typing
+import unicodedata
+import urllib.parse
+import uuid
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from sandbox._guards import ForbiddenImportError, Guards, forbid
+
+
+class Module:
+    """A module as the model's code sees it."""
+
+    def __init__(self, name: str, members: dict[str, Any]) -> None:
+        self.__dict__.update(members)
+        object.__setattr__(self, "__name__", name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        module = self.__dict__["__name__"]
+        raise AttributeError(f"module {module!r} has no attribute {name!r} in the sandbox")
+
+    def __repr__(self) -> str:
+        return f"<module {self.__dict__['__name__']!r}>"
+
+
+def _pick(module: ModuleType, names: str) -> dict[str, Any]:
+    return {name: getattr(module, name) for name in names.split() if hasattr(module, name)}
+
+
+def _public(module: ModuleType, *, exclude: str = "") -> dict[str, Any]:
+    skip = set(exclude.split())
+    return {
+        name: value for name, value in vars(module).items()
+        if not name.startswith("_") and name not in skip and not isinstance(value, ModuleType)
+    }
+
+
+# Plain members, the same for every run: only pure functions, classes and constants.
+_STATIC: dict[str, dict[str, Any]] = {
+    "json": _pick(json, "dumps loads JSONDecodeError"),
+    "re": _pick(re, "compile search match fullmatch split findall finditer sub subn escape error Pattern Match "
+                    "A ASCII I IGNORECASE M MULTILINE S DOTALL X VERBOSE U UNICODE NOFLAG"),
+    "datetime": _pick(datetime, "date datetime time timedelta timezone tzinfo MINYEAR MAXYEAR UTC"),
+    "collections.abc": _public(collections.abc),
+    "itertools": _public(itertools),
+    "functools": _pick(functools, "reduce partial partialmethod lru_cache cache cached_property wraps update_wrapper "
+                                  "total_ordering cmp_to_key"),
+    "statistics": _public(statistics, exclude="Decimal Fraction bisect_left bisect_right groupby namedtuple repeat "
+                                              "defaultdict Counter erf exp fabs fsum hypot log sqrt tau mul reduce"),
+    "string": _pick(string, "ascii_letters ascii_lowercase ascii_uppercase digits hexdigits octdigits punctuation "
+                            "printable whitespace Template capwords"),
+    "textwrap": _pick(textwrap, "wrap fill shorten dedent indent TextWrapper"),
+    "decimal": _public(decimal, exclude="setcontext"),
+    "fractions": _pick(fractions, "Fraction"),
+    "base64": _pick(base64, "b64encode b64decode urlsafe_b64encode urlsafe_b64decode standard_b64encode "
+                            "standard_b64decode b32encode b32decode b16encode b16decode b85encode b85decode "
+                            "a85encode a85decode encodebytes decodebytes"),
+    "hashlib": _pick(hashlib, "md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 blake2b "
+                              "blake2s new algorithms_guaranteed"),
+    "uuid": _pick(uuid, "UUID uuid3 uuid4 uuid5 NAMESPACE_DNS NAMESPACE_URL NAMESPACE_OID NAMESPACE_X500"),
+    "heapq": _pick(heapq, "heappush heappop heapify heapreplace heappushpop nlargest nsmallest merge"),
+    "bisect": _pick(bisect, "bisect bisect_left bisect_right insort insort_left insort_right"),
+    "typing": {
+        **_pick(typing, "Any Optional Union List Dict Tuple Set FrozenSet Iterable Iterator Callable Literal "
+                        "TypedDict NamedTuple Protocol TypeVar Generic cast Sequence Mapping MutableMapping "
+                        "MutableSequence Awaitable Coroutine AsyncIterator AsyncIterable AsyncGenerator Generator "
+                        "ClassVar Final Annotated Type DefaultDict Deque NotRequired Required Self TypeAlias "
+                        "overload runtime_checkable Hashable Sized NoReturn Never LiteralString ParamSpec"),
+        "TYPE_CHECKING": False,
+    },
+    "dataclasses": _pick(dataclasses, "dataclass field fields asdict astuple replace is_dataclass "
+                                      "FrozenInstanceError InitVar KW_ONLY MISSING"),
+    "copy": _pick(copy, "copy deepcopy"),
+    "enum": _pick(enum, "Enum IntEnum StrEnum Flag IntFlag auto unique"),
+    "unicodedata": _pick(unicodedata, "name lookup category normalize numeric digit decimal east_asian_width "
+                                      "combining bidirectional mirrored unidata_version"),
+    "html": _pick(html, "escape unescape"),
+    "urllib.parse": _pick(urllib.parse, "quote quote_plus unquote unquote_plus urlencode urlparse urlunparse "
+                                        "urlsplit urlunsplit urljoin parse_qs parse_qsl urldefrag"),
+    "calendar": _pick(calendar, "monthrange isleap leapdays weekday month_name day_name month_abbr day_abbr "
+                                "monthcalendar timegm"),
+    "difflib": _pick(difflib, "SequenceMatcher get_close_matches unified_diff ndiff context_diff Differ"),
+}
+
+# Members that need the run's guards or state; each builder runs on the first import in a run.
+_Builder = Callable[[Guards, dict[str, Any]], dict[str, Any]]
+
+
+def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    def comb(n: int, k: int) -> int:
+        guards.math_bits(min(k, max(n - k, 0)) * math.log2(max(n, 2)))
+        return math.comb(n, k)
+
+    def perm(n: int, k: int | None = None) -> int:
+        guards.math_bits((n if k is None else k) * math.log2(max(n, 2)))
+        return math.perm(n, k)
+
+    return {**_public(math), "factorial": guards.factorial, "comb": comb, "perm": perm, "pow": math.pow}
+
+
+def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    generator = random.Random()
+
+    def getrandbits(k: int) -> int:
+        guards.check_length(k, "an int with a bit length")
+        return generator.getrandbits(k)
+
+    def randbytes(n: int) -> bytes:
+        guards.check_length(n, "bytes of length")
+        return generator.randbytes(n)
+
+    members = _pick(generator, "random randint randrange choice choices shuffle sample uniform gauss normalvariate "
+                               "seed triangular betavariate expovariate lognormvariate vonmisesvariate "
+                               "paretovariate weibullvariate gammavariate")
+    return {**members, "getrandbits": getrandbits, "randbytes": randbytes, "Random": random.Random}
+
+
+def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
+    members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList UserString")
+    return {**members, "abc": import_module("collections.abc", modules, _)}
+
+
+def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    def attrgetter(*names: str) -> Callable[[Any], Any]:
+        def get(obj: Any, dotted: str) -> Any:
+            for part in dotted.split("."):
+                obj = guards.getattr(obj, part)
+            return obj
+
+        if len(names) == 1:
+            return lambda obj: get(obj, names[0])
+        return lambda obj: tuple(get(obj, name) for name in names)
+
+    def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        return lambda obj: guards.getattr(obj, name)(*args, **kwargs)
+
+    members = _pick(operator, "itemgetter add sub truediv floordiv neg not_ eq ne lt le gt ge and_ or_ xor "
+                              "contains truth abs index concat countOf indexOf is_ is_not inv invert")
+    return {**members, "attrgetter": attrgetter, "methodcaller": methodcaller, "mul": guards.mul,
+            "pow": guards.pow, "lshift": guards.lshift, "mod": guards.mod}
+
+
+def _time(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
+    def sleep(seconds: float) -> None:
+        raise RuntimeError("`time.sleep()` would block every task; write `await asyncio.sleep(...)` instead")
+
+    members = _pick(time, "time time_ns monotonic monotonic_ns perf_counter perf_counter_ns strftime gmtime "
+                          "localtime mktime struct_time")
+    return {**members, "sleep": sleep}
+
+
+def _urllib(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
+    return {"parse": import_module("urllib.parse", modules, _)}
+
+
+_BUILDERS: dict[str, _Builder] = {
+    "math": _math, "random": _random, "collections": _collections, "operator": _operator, "time": _time,
+    "urllib": _urllib,
+}
+ALLOWED_MODULES: frozenset[str] = frozenset({*_STATIC, *_BUILDERS, "asyncio"})
+
+
+def import_module(name: str, modules: dict[str, Any], guards: Guards) -> Module:
+    """The run's facade for `name`, made on first use; `modules` caches the run's facades."""
+    facade = modules.get(name)
+    if facade is not None:
+        return facade  # type: ignore[no-any-return]
+    if name in _STATIC:
+        facade = Module(name, dict(_STATIC[name]))
+    elif name in _BUILDERS:
+        facade = Module(name, _BUILDERS[name](guards, modules))
+    else:
+        raise ForbiddenImportError(_refusal(name))
+    modules[name] = facade
+    return facade
+
+
+def _refusal(name: str) -> str:
+    offered = ", ".join(sorted(m for m in ALLOWED_MODULES if "." not in m))
+    return f"`import {name}` is not allowed in the sandbox; the modules offered are: {offered}"
+
+
+def make_importer(modules: dict[str, Any], guards: Guards) -> Callable[..., Module]:
+    """The `__import__` the model's `import` statements call."""
+
+    def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level != 0:
+            forbid("relative imports are not allowed in the sandbox")
+        if name not in ALLOWED_MODULES:
+            raise ForbiddenImportError(_refusal(name))
+        if fromlist:
+            return import_module(name, modules, guards)
+        return import_module(name.split(".")[0], modules, guards)
+
+    return guarded_import

@@ -1,0 +1,174 @@
+"""Runs compiled model code in one event loop and turns whatever happens into a `RunResult`.
+
+The same runner serves both isolations: inline it runs on the host's loop with a bridge that calls the host
+functions directly; in a worker process it runs on the worker's loop with a bridge over the pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import decimal
+import json
+import time
+import traceback
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any
+
+from sandbox._asyncio import AsyncioFacade
+from sandbox._builtins import Output, make_builtins
+from sandbox._calls import Bridge, CallState, FunctionProxy, NamespaceProxy, NotAwaitedError, PendingCall
+from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
+from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, SizeLimitError, StopRun
+from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox._modules import Module, make_importer
+from sandbox.limits import Limits
+from sandbox.result import RunError, RunResult
+
+# How a host function is exposed: a plain function, or a namespace resolved by attribute.
+FunctionKinds = dict[str, bool]  # name -> is a namespace
+
+
+async def run_code(source: str, *, limits: Limits, bridge: Bridge, functions: FunctionKinds,
+                   error_names: Iterable[str] = ()) -> RunResult:
+    """Compile and run `source`; every outcome is a result."""
+    started = time.monotonic()
+    compiled = compile_code(source, max_source=limits.source)
+    if isinstance(compiled, RunError):
+        return RunResult(error=compiled, duration=time.monotonic() - started)
+    guards = Guards(operations=limits.operations, deadline=started + limits.timeout, max_size=limits.max_size)
+    output = Output(limits.output, guards)
+    calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
+    facade = AsyncioFacade()
+    value: Any = None
+    error: RunError | None = None
+    try:
+        namespace = _globals(guards, output, calls, facade, functions, error_names)
+        exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
+        value = await _run_main(namespace[MAIN](), facade, limits.timeout - (time.monotonic() - started), guards)
+        error = _unawaited_error(calls)
+    except BaseException as exc:  # noqa: BLE001  # the model's code may raise anything, BaseException included
+        if isinstance(exc, asyncio.CancelledError) and asyncio.current_task() is not None and \
+                asyncio.current_task().cancelling():  # type: ignore[union-attr]
+            raise  # the host cancelled us: let it through
+        error = describe_exception(exc, compiled)
+    finally:
+        guards.finish()
+        await facade.cancel_all()
+    if error is None:
+        value, error = _check_value(value, limits)
+    return RunResult(
+        value=value if error is None else None, stdout=output.text(), error=error, calls=calls.count,
+        duration=time.monotonic() - started, names=tuple(calls.names),
+    )
+
+
+def _globals(guards: Guards, output: Output, calls: CallState, facade: AsyncioFacade, functions: FunctionKinds,
+             error_names: Iterable[str]) -> dict[str, Any]:
+    modules: dict[str, Module] = {"asyncio": Module("asyncio", facade.members())}
+    namespace: dict[str, Any] = {
+        "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
+        "__name__": "__main__",
+        **guards.names(),
+    }
+    for name, is_namespace in functions.items():
+        namespace[name] = NamespaceProxy(calls, name) if is_namespace else FunctionProxy(calls, name)
+    for name in error_names:
+        namespace[name] = calls.error_class(name)
+    return namespace
+
+
+async def _run_main(main: Any, facade: AsyncioFacade, timeout: float, guards: Guards) -> Any:
+    decimal.setcontext(decimal.Context())  # a fresh context per run; the task's context copy keeps it private
+    task = facade._task(main)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=max(timeout, 0.0))
+        if not done:
+            guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
+            task.cancel()
+            await asyncio.wait({task}, timeout=0.5)
+            raise guards.stopped  # type: ignore[misc]  # set by halt() just above
+        return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+def _unawaited_error(calls: CallState) -> RunError | None:
+    if not calls.unawaited:
+        return None
+    pending = next(iter(calls.unawaited.values()))
+    message = str(pending.fix_it())
+    return RunError(kind="runtime", message=f"a call was never awaited, so it never ran: {message}",
+                    type_name="NotAwaitedError")
+
+
+def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None]:
+    if isinstance(value, PendingCall):
+        return None, RunError(kind="runtime", message=str(value.fix_it()), type_name="NotAwaitedError")
+    try:
+        checked = check_json(value)
+    except NotJsonError as error:
+        return None, RunError(kind="runtime", message=f"the returned {error}", type_name="TypeError")
+    except RecursionError:
+        return None, RunError(kind="runtime", message="the returned value is nested too deeply", type_name="TypeError")
+    size = len(json.dumps(checked, ensure_ascii=False))
+    if size > limits.result:
+        return None, RunError(
+            kind="result_limit",
+            message=f"the returned value is {size:,} bytes as JSON; the limit is {limits.result:,}. Return less "
+            "(a summary, the fields you need, a slice)",
+        )
+    return checked, None
+
+
+def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
+    """The model-facing error for an exception that ended the run."""
+    frames = _model_frames(exc.__traceback__)
+    line = frames[-1][1] if frames else None
+    where = f" (line {line})" if line else ""
+    if isinstance(exc, StopRun):
+        return RunError(kind=exc.kind, message=f"{exc.message}{where}", line=line)  # type: ignore[arg-type]
+    kind = "runtime"
+    if isinstance(exc, (ForbiddenError, ForbiddenImportError)):
+        kind = "forbidden"
+    elif isinstance(exc, MemoryError):
+        kind = "memory"
+    type_name = "ForbiddenError" if kind == "forbidden" else type(exc).__name__
+    if isinstance(exc, SizeLimitError):
+        type_name = "MemoryError"
+    detail = _exception_text(exc)
+    message = f"{type_name}: {detail}{where}" if detail else f"{type_name}{where}"
+    return RunError(kind=kind, message=message, line=line, type_name=type_name,  # type: ignore[arg-type]
+                    traceback=_traceback_text(frames, compiled, message))
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001  # a model-defined __str__ may raise
+        return "<the exception's message could not be shown>"
+
+
+def _model_frames(tb: TracebackType | None) -> list[tuple[str, int]]:
+    frames: list[tuple[str, int]] = []
+    for frame, lineno in traceback.walk_tb(tb):
+        if frame.f_code.co_filename == FILENAME:
+            name = frame.f_code.co_name
+            frames.append(("<module>" if name == MAIN else name, lineno))
+    return frames
+
+
+def _traceback_text(frames: list[tuple[str, int]], compiled: Compiled, message: str) -> str:
+    if not frames:
+        return ""
+    lines = ["Traceback (most recent call last):"]
+    for name, lineno in frames[-20:]:
+        lines.append(f"  line {lineno}, in {name}")
+        if 0 < lineno <= len(compiled.lines):
+            lines.append(f"    {compiled.lines[lineno - 1].strip()}")
+    lines.append(message)
+    return "\n".join(lines)
+
+
+__all__ = ["FunctionKinds", "NotAwaitedError", "run_code"]

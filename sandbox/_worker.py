@@ -1,0 +1,128 @@
+"""The worker process: `python -m sandbox._worker MEMORY_BYTES`.
+
+It moves the protocol pipes off stdin/stdout (which then point at /dev/null), lowers its own resource limits,
+warms up, says `ready`, and runs one piece of code at a time, sending host calls back over the pipe. It holds
+no state between runs but caches of compiled code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import resource
+import sys
+from typing import Any
+
+from sandbox._calls import HostFailure
+from sandbox._jsonvalue import JsonValue
+from sandbox._protocol import HEADER, decode, encode, frame_size
+from sandbox._runner import run_code
+from sandbox.limits import Limits
+from sandbox.result import RunError, RunResult
+
+
+def _detach_stdio() -> tuple[int, int]:
+    inbound, outbound = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    return inbound, outbound
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _limit_resources(memory: int) -> None:
+    limits = [
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_FSIZE, 0),  # no file can be written
+        (resource.RLIMIT_NPROC, 0),  # no process can be started (not enforced for root)
+    ]
+    if memory > 0 and os.path.exists("/proc/self/statm"):
+        limits.append((resource.RLIMIT_AS, _address_space() + memory))
+    for which, value in limits:
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass  # a limit the platform does not allow lowering; the others still apply
+
+
+class Worker:
+    """The worker's side of the pipe: reads frames, runs code, answers host calls."""
+
+    def __init__(self, inbound: int, outbound: int) -> None:
+        self.inbound = inbound
+        self.outbound = outbound
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.ids = itertools.count(1)
+        self.run_task: asyncio.Task[None] | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one frame (blocking: frames are small and the host always reads)."""
+        data = memoryview(encode(message))
+        while data:
+            written = os.write(self.outbound, data)
+            data = data[written:]
+
+    async def bridge(self, function: str, attribute: str | None, args: list[JsonValue],
+                     kwargs: dict[str, JsonValue]) -> JsonValue:
+        """A host call over the pipe."""
+        call_id = next(self.ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[call_id] = future
+        self.send({"t": "call", "id": call_id, "fn": function, "attr": attribute, "args": args, "kwargs": kwargs})
+        try:
+            reply = await future
+        finally:
+            self.pending.pop(call_id, None)
+        if reply.get("ok"):
+            return reply.get("value")  # type: ignore[no-any-return]
+        raise HostFailure(str(reply.get("type") or "Error"), str(reply.get("message") or ""))
+
+    async def run(self, message: dict[str, Any]) -> None:
+        """Run one piece of code and send its result."""
+        try:
+            result = await run_code(
+                message["code"], limits=Limits.from_json(message["limits"]), bridge=self.bridge,
+                functions=message["functions"], error_names=message.get("error_names") or (),
+            )
+        except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
+            result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))
+        self.send({"t": "done", "result": result.to_json()})
+
+    async def serve(self) -> None:
+        """Read frames until the host closes the pipe."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2**16)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.inbound, "rb", 0))
+        self.send({"t": "ready", "pid": os.getpid()})
+        while True:
+            try:
+                header = await reader.readexactly(HEADER.size)
+                message = decode(await reader.readexactly(frame_size(header)))
+            except asyncio.IncompleteReadError:
+                return
+            if message["t"] == "run":
+                self.run_task = asyncio.create_task(self.run(message))
+            elif message["t"] == "result":
+                future = self.pending.get(int(message["id"]))
+                if future is not None and not future.done():
+                    future.set_result(message)
+            elif message["t"] == "exit":
+                return
+
+
+def main() -> None:
+    """Entry point of the worker process."""
+    inbound, outbound = _detach_stdio()
+    memory = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    _limit_resources(memory)
+    asyncio.run(Worker(inbound, outbound).serve())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""`Sandbox`: runs model-written Python, inline or in a warm pool of worker processes.
+
+Example:
+    ```python
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    async with Sandbox(limits=Limits(timeout=5.0)) as sb:
+        result = await sb.run("return await add(a=1, b=2)", functions={"add": add})
+    assert result.value == 3
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Literal
+
+from sandbox._dispatch import Dispatcher
+from sandbox._pool import WorkerPool
+from sandbox._runner import run_code
+from sandbox.errors import SandboxClosedError, SandboxError
+from sandbox.functions import HostFunction, Namespace
+from sandbox.limits import Limits
+from sandbox.result import RunResult
+
+Isolation = Literal["process", "inline"]
+"""`process`: each run in a worker process with OS limits (the default, and the security boundary).
+`inline`: in the host's own event loop, with the same policy and cooperative limits; fast, but not a boundary
+against a single long C-level operation (a slow regular expression, one huge allocation)."""
+
+
+class Sandbox:
+    """Runs untrusted Python with host functions; an async context manager that owns its workers."""
+
+    def __init__(self, *, limits: Limits | None = None, isolation: Isolation = "process", workers: int = 2) -> None:
+        if isolation not in ("process", "inline"):
+            raise SandboxError(f"isolation must be 'process' or 'inline', not {isolation!r}")
+        if workers < 1:
+            raise SandboxError(f"workers must be at least 1, not {workers!r}")
+        self.limits = limits or Limits()
+        """The default limits of every run."""
+        self.isolation: Isolation = isolation
+        """Where runs happen."""
+        self._pool = WorkerPool(size=workers, memory=self.limits.memory) if isolation == "process" else None
+        self._open = False
+
+    async def __aenter__(self) -> Sandbox:
+        if self._pool is not None:
+            await self._pool.__aenter__()
+        self._open = True
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the workers; the sandbox cannot run code afterwards."""
+        if self._open and self._pool is not None:
+            await self._pool.__aexit__(None, None, None)
+        self._open = False
+
+    async def run(
+        self,
+        code: str,
+        *,
+        functions: Mapping[str, HostFunction | Namespace] | None = None,
+        limits: Limits | None = None,
+        error_names: Iterable[str] = (),
+    ) -> RunResult:
+        """Run `code`; every outcome, failures included, is a `RunResult`.
+
+        Args:
+            code: The model's Python source. Top-level `await` and `return` work.
+            functions: Host functions (sync or async) and namespaces the code can await, by name.
+            limits: Limits for this run; defaults to the sandbox's. In process isolation the memory limit is
+                the one the workers were started with.
+            error_names: Exception class names that host functions raise (through `FunctionError`) and that the
+                code may name in `except` clauses before any was raised.
+        """
+        if not self._open:
+            raise SandboxClosedError("the sandbox is not open; use `async with Sandbox(...) as sb:`")
+        limits = limits or self.limits
+        dispatcher = Dispatcher(dict(functions or {}), limits)
+        names = tuple(error_names)
+        if self._pool is None:
+            _require_asyncio()
+            return await run_code(code, limits=limits, bridge=dispatcher, functions=dispatcher.kinds(),
+                                  error_names=names)
+        async with self._pool.worker() as worker:
+            return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names)
+
+
+def _require_asyncio() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise SandboxError("inline isolation runs on asyncio; use isolation='process' on other event loops") from None
