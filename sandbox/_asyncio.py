@@ -8,10 +8,12 @@ reaching the event loop (asyncio re-raises those two out of the loop).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox._guards import StopRun
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Coroutine, Iterable, Iterator
 
 
 class TaskHandle:
@@ -91,11 +93,13 @@ class AsyncioFacade:
         """Iterate over awaitables in the order they finish."""
         return asyncio.as_completed([self._task(aw) for aw in aws], timeout=timeout)
 
-    async def wait(self, aws: Iterable[Any], *, timeout: float | None = None,
-                   return_when: str = asyncio.ALL_COMPLETED) -> tuple[set[TaskHandle], set[TaskHandle]]:
+    async def wait(
+        self, aws: Iterable[Any], *, timeout: float | None = None, return_when: str = asyncio.ALL_COMPLETED
+    ) -> tuple[set[TaskHandle], set[TaskHandle]]:
         """Wait for tasks; returns (done, pending) sets of task handles."""
-        handles = {task: aw if isinstance(aw, TaskHandle) else TaskHandle(task)
-                   for aw in aws for task in [self._task(aw)]}
+        handles = {
+            task: aw if isinstance(aw, TaskHandle) else TaskHandle(task) for aw in aws for task in [self._task(aw)]
+        }
         done, pending = await asyncio.wait(handles, timeout=timeout, return_when=return_when)
         return {handles[t] for t in done}, {handles[t] for t in pending}
 
@@ -121,13 +125,29 @@ class AsyncioFacade:
     def members(self) -> dict[str, Any]:
         """The names the model's `import asyncio` offers."""
         return {
-            "gather": self.gather, "sleep": self.sleep, "wait_for": self.wait_for, "wait": self.wait,
-            "as_completed": self.as_completed, "create_task": self.create_task, "ensure_future": self.ensure_future,
-            "run": self.run, "timeout": asyncio.timeout, "Semaphore": asyncio.Semaphore,
-            "BoundedSemaphore": asyncio.BoundedSemaphore, "Lock": asyncio.Lock, "Event": asyncio.Event,
-            "Condition": asyncio.Condition, "Queue": asyncio.Queue, "LifoQueue": asyncio.LifoQueue,
-            "PriorityQueue": asyncio.PriorityQueue, "QueueEmpty": asyncio.QueueEmpty, "QueueFull": asyncio.QueueFull,
-            "TimeoutError": TimeoutError, "CancelledError": asyncio.CancelledError,
-            "ALL_COMPLETED": asyncio.ALL_COMPLETED, "FIRST_COMPLETED": asyncio.FIRST_COMPLETED,
-            "FIRST_EXCEPTION": asyncio.FIRST_EXCEPTION, "Task": TaskHandle,
+            "gather": self.gather,
+            "sleep": self.sleep,
+            "wait_for": self.wait_for,
+            "wait": self.wait,
+            "as_completed": self.as_completed,
+            "create_task": self.create_task,
+            "ensure_future": self.ensure_future,
+            "run": self.run,
+            "timeout": asyncio.timeout,
+            "Semaphore": asyncio.Semaphore,
+            "BoundedSemaphore": asyncio.BoundedSemaphore,
+            "Lock": asyncio.Lock,
+            "Event": asyncio.Event,
+            "Condition": asyncio.Condition,
+            "Queue": asyncio.Queue,
+            "LifoQueue": asyncio.LifoQueue,
+            "PriorityQueue": asyncio.PriorityQueue,
+            "QueueEmpty": asyncio.QueueEmpty,
+            "QueueFull": asyncio.QueueFull,
+            "TimeoutError": TimeoutError,
+            "CancelledError": asyncio.CancelledError,
+            "ALL_COMPLETED": asyncio.ALL_COMPLETED,
+            "FIRST_COMPLETED": asyncio.FIRST_COMPLETED,
+            "FIRST_EXCEPTION": asyncio.FIRST_EXCEPTION,
+            "Task": TaskHandle,
         }

@@ -7,10 +7,12 @@ Missing on purpose: `open`, `input`, `exec`, `eval`, `compile`, `globals`, `loca
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox._guards import Guards, StopRun
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
@@ -37,8 +39,9 @@ class Output:
         self.size = 0
         self.truncated = False
 
-    def print(self, *args: object, sep: str | None = " ", end: str | None = "\n", file: object = None,
-              flush: bool = False) -> None:
+    def print(
+        self, *args: object, sep: str | None = " ", end: str | None = "\n", file: object = None, flush: bool = False
+    ) -> None:
         """The model's `print`: same formatting as CPython's, written to the run's output."""
         if file is not None:
             raise TypeError("print(file=...) is not available in the sandbox; printed output is captured as is")

@@ -10,16 +10,18 @@ from __future__ import annotations
 import asyncio
 import builtins
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+
+if TYPE_CHECKING:
+    from sandbox._guards import Guards
 
 Bridge = Callable[[str, "str | None", list[JsonValue], dict[str, JsonValue]], Awaitable[JsonValue]]
 """Sends one call to the host: (function, attribute in a namespace or None, args, kwargs) -> JSON result."""
 
 
-class HostFailure(Exception):  # noqa: N818  # carries a host error across, not raised to the model as is
+class HostFailure(Exception):  # carries a host error across, not raised to the model as is
     """A host function failed; only its exception's class name and message cross into the sandbox."""
 
     def __init__(self, type_name: str, message: str) -> None:
@@ -85,8 +87,9 @@ class PendingCall:
 
     __slots__ = ("_args", "_attribute", "_calls", "_function", "_kwargs", "_label")
 
-    def __init__(self, calls: CallState, function: str, attribute: str | None, args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self, calls: CallState, function: str, attribute: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         self._calls = calls
         self._function = function
         self._attribute = attribute
@@ -133,7 +136,9 @@ class FunctionProxy:
         self._attribute = attribute
 
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
-        self._calls.names.setdefault(self._function if self._attribute is None else f"{self._function}.{self._attribute}")
+        self._calls.names.setdefault(
+            self._function if self._attribute is None else f"{self._function}.{self._attribute}"
+        )
         return PendingCall(self._calls, self._function, self._attribute, args, kwargs)
 
     def __repr__(self) -> str:

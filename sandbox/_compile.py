@@ -11,10 +11,13 @@ import ast
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from types import CodeType
+from typing import TYPE_CHECKING, cast
 
 from sandbox._policy import SandboxPolicy
 from sandbox.result import RunError
+
+if TYPE_CHECKING:
+    from types import CodeType
 
 FILENAME = "<code>"
 MAIN = "_main_"
@@ -70,12 +73,11 @@ def _compile_uncached(source: str) -> Compiled | RunError:
     module = policy.visit(module)
     if policy.errors:
         return _policy_error(policy.errors)
-    main = ast.AsyncFunctionDef(
-        name=MAIN, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-        body=module.body or [ast.Pass()], decorator_list=[], returns=None, type_params=[],
+    main = cast("ast.AsyncFunctionDef", ast.parse(f"async def {MAIN}(): pass").body[0])
+    main.body = module.body or [ast.Pass()]
+    wrapped = ast.fix_missing_locations(
+        ast.Module(body=[ast.copy_location(main, module.body[0]) if module.body else main], type_ignores=[])
     )
-    wrapped = ast.fix_missing_locations(ast.Module(body=[ast.copy_location(main, module.body[0]) if module.body
-                                                         else main], type_ignores=[]))
     if not module.body:
         ast.fix_missing_locations(main)
         main.lineno = main.end_lineno = 1
@@ -119,9 +121,9 @@ def _top_level_names(module: ast.Module) -> set[str]:
             names.add(node.id)
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        elif (isinstance(node, ast.ExceptHandler) and node.name) or (
+            isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name
+        ):
             names.add(node.name)
         stack.extend(ast.iter_child_nodes(node))
     return names

@@ -7,7 +7,7 @@ model's code; whatever it returns is copied as plain JSON, so no host object eve
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -15,7 +15,11 @@ from sandbox._calls import HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
-from sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from sandbox.limits import Limits
 
 
 class Dispatcher:
@@ -47,8 +51,9 @@ class Dispatcher:
             raise HostFailure("AttributeError", f"`{function}` has no attribute {attribute!r}")
         return target
 
-    async def __call__(self, function: str, attribute: str | None, args: list[JsonValue],
-                       kwargs: dict[str, JsonValue]) -> JsonValue:
+    async def __call__(
+        self, function: str, attribute: str | None, args: list[JsonValue], kwargs: dict[str, JsonValue]
+    ) -> JsonValue:
         """Run one call; raises `HostFailure` for anything the model should hear about."""
         self.count += 1
         if self.count > self.max_calls:

@@ -6,35 +6,52 @@ One `Guards` is made per run. It owns the operation budget, knows which classes 
 
 from __future__ import annotations
 
+import decimal
 import math
 import operator
 import re
 import string
+import textwrap
 import time
 import types
-from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
-from sandbox._compile import FILENAME
-from sandbox._policy import FORBIDDEN_ATTRIBUTES
+from sandbox._compile import FILENAME, MAIN
+from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+_MAIN_LOCALS = f"{MAIN}.<locals>."
 SANDBOX_CLASS_MARK = "__sandbox_class__"
 _TICK_CHUNK = 1024
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
+# Objects of the standard library whose attributes are settings the code may change (`ctx.prec = 5`).
+_WRITABLE = (decimal.Context, textwrap.TextWrapper)
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _SPEC_NUMBER = re.compile(r"\d+")
 _PERCENT_SPEC = re.compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
-    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
-    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "<<=": operator.ilshift,
-    ">>=": operator.irshift, "&=": operator.iand, "|=": operator.ior, "^=": operator.ixor, "@=": operator.imatmul,
+    "+=": operator.iadd,
+    "-=": operator.isub,
+    "*=": operator.imul,
+    "/=": operator.itruediv,
+    "//=": operator.ifloordiv,
+    "%=": operator.imod,
+    "**=": operator.ipow,
+    "<<=": operator.ilshift,
+    ">>=": operator.irshift,
+    "&=": operator.iand,
+    "|=": operator.ior,
+    "^=": operator.ixor,
+    "@=": operator.imatmul,
 }
 
 
-class StopRun(BaseException):  # noqa: N818  # a signal, not an error the code can handle
+class StopRun(BaseException):  # a signal, not an error the code can handle
     """Ends the run: a limit was reached. Derives from BaseException so `except Exception` cannot keep it."""
 
     def __init__(self, kind: str, message: str) -> None:
@@ -128,20 +145,22 @@ class Guards:
         """`obj.name`, unless the name is private to something the code did not define."""
         if type(name) is not str:
             raise TypeError(f"attribute name must be a string, not {type(name).__name__!r}")
-        if name.startswith("_"):
-            if name.startswith("__") or not (
-                self.is_own(obj) or (name in _NAMEDTUPLE_ATTRIBUTES and isinstance(obj, tuple))
-            ):
+        if name.startswith("__"):
+            # `super().__init__(...)` and a class's own dunders; never a stdlib object's (it may be shared)
+            if name not in ALLOWED_DUNDER_METHODS or not (type(obj) is super or self.is_own(obj)):
+                forbid(f"`.{name}` is not allowed: dunder attributes are private in the sandbox")
+        elif name.startswith("_"):
+            if not (self.is_own(obj) or (name in _NAMEDTUPLE_ATTRIBUTES and _is_tuple_or_tuple_class(obj))):
                 forbid(f"`.{name}` is not allowed: names starting with `_` are private in the sandbox")
         elif name in FORBIDDEN_ATTRIBUTES:
             forbid(f"`.{name}` is not allowed: frames, code and the class hierarchy are hidden in the sandbox")
         kind = type(obj)
         if (kind is str or obj is str) and name in _STR_METHODS:
             return self._str_method(obj, name)
-        if (kind in (bytes, bytearray) or obj in (bytes, bytearray)) and name in _SIZED_METHODS:
+        if (kind is bytes or kind is bytearray or obj is bytes or obj is bytearray) and name in _SIZED_METHODS:
             return self._str_method(obj, name)
         if kind is int and name == "to_bytes":
-            return self._int_to_bytes(obj)
+            return self._int_to_bytes(cast("int", obj))
         return getattr(obj, name, *default)
 
     def hasattr(self, obj: object, name: str) -> bool:
@@ -166,7 +185,7 @@ class Guards:
 
     def write(self, obj: object) -> Any:
         """The target of `obj.x = v` / `obj[k] = v`: attribute writes only on the code's own objects."""
-        if type(obj) in (dict, list) or self.is_own(obj):
+        if type(obj) in (dict, list) or self.is_own(obj) or isinstance(obj, _WRITABLE):
             return obj
         return _ItemsOnly(obj)
 
@@ -193,11 +212,11 @@ class Guards:
 
     def unpack_sequence(self, it: Any, spec: Any, _getiter_: Any) -> Any:
         """Tuple assignment (RestrictedPython's guard)."""
-        return guarded_unpack_sequence(it, spec, self.getiter)
+        return guarded_unpack_sequence(it, spec, self.getiter)  # type: ignore[no-untyped-call]
 
     def iter_unpack_sequence(self, it: Any, spec: Any, getiter: Any) -> Any:
         """Tuple targets of a `for` or comprehension (RestrictedPython's guard)."""
-        return guarded_iter_unpack_sequence(it, spec, getiter)
+        return guarded_iter_unpack_sequence(it, spec, getiter)  # type: ignore[no-untyped-call]
 
     @staticmethod
     def apply(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -211,7 +230,10 @@ class Guards:
             candidate = type(base)
             if issubclass(candidate, meta):
                 meta = candidate
-        cls = meta(name, bases, namespace, **kwargs)
+        qualname = namespace.get("__qualname__")
+        if isinstance(qualname, str) and qualname.startswith(_MAIN_LOCALS):  # as if defined at module level
+            namespace["__qualname__"] = qualname[len(_MAIN_LOCALS) :]
+        cls: type = meta(name, bases, namespace, **kwargs)
         type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
         return cls
 
@@ -259,7 +281,7 @@ class Guards:
     def mod(self, a: Any, b: Any) -> Any:
         """`a % b`, with `%`-formatting widths capped."""
         if type(a) is str or type(a) is bytes:
-            self._check_percent(a.decode("latin-1") if type(a) is bytes else a, b)
+            self._check_percent(a.decode("latin-1") if isinstance(a, bytes) else str(a), b)
         return a % b
 
     def _check_percent(self, template: str, args: Any) -> None:
@@ -339,27 +361,43 @@ class Guards:
     def names(self) -> dict[str, object]:
         """The guard functions under the names the policy's rewritten code uses."""
         return {
-            "_getattr_": self.getattr, "_getitem_": self.getitem, "_write_": self.write, "_getiter_": self.getiter,
-            "_citer_": self.citer, "_iter_unpack_sequence_": self.iter_unpack_sequence,
-            "_unpack_sequence_": self.unpack_sequence, "_apply_": self.apply, "_inplacevar_": self.inplace,
-            "_tick_": self.tick, "_mul_": self.mul, "_pow_": self.pow, "_lshift_": self.lshift, "_mod_": self.mod,
-            "_format_": self.format, "__metaclass__": self.metaclass,
+            "_getattr_": self.getattr,
+            "_getitem_": self.getitem,
+            "_write_": self.write,
+            "_getiter_": self.getiter,
+            "_citer_": self.citer,
+            "_iter_unpack_sequence_": self.iter_unpack_sequence,
+            "_unpack_sequence_": self.unpack_sequence,
+            "_apply_": self.apply,
+            "_inplacevar_": self.inplace,
+            "_tick_": self.tick,
+            "_mul_": self.mul,
+            "_pow_": self.pow,
+            "_lshift_": self.lshift,
+            "_mod_": self.mod,
+            "_format_": self.format,
+            "__metaclass__": self.metaclass,
         }
+
+
+def _is_tuple_or_tuple_class(obj: object) -> bool:
+    return isinstance(obj, tuple) or (isinstance(obj, type) and issubclass(obj, tuple))
 
 
 class _ItemsOnly:
     """What `_write_` returns for objects the code does not own: item writes pass, attribute writes fail."""
 
     __slots__ = ("_target",)
+    _target: Any
 
     def __init__(self, target: object) -> None:
         object.__setattr__(self, "_target", target)
 
     def __setitem__(self, key: object, value: object) -> None:
-        self._target[key] = value  # type: ignore[index]
+        self._target[key] = value
 
     def __delitem__(self, key: object) -> None:
-        del self._target[key]  # type: ignore[attr-defined]
+        del self._target[key]
 
     def __setattr__(self, name: str, value: object) -> None:
         forbid(f"cannot set `.{name}` on {_describe(self._target)}: only objects the code created can be changed")
@@ -392,7 +430,7 @@ class _GuardedFormatter(string.Formatter):
 
 
 def _formatter_field_name_split(field_name: str) -> tuple[Any, Iterator[tuple[bool, Any]]]:
-    import _string  # CPython's own parser of `{a.b[c]}` fields, as used by string.Formatter
+    import _string  # type: ignore[import-not-found]  # CPython's own parser of `{a.b[c]}` fields, as used by string.Formatter
 
     return _string.formatter_field_name_split(field_name)  # type: ignore[no-any-return]
 
@@ -427,7 +465,11 @@ def _replace(guards: Guards, obj: Any, old: Any, new: Any, count: int = -1) -> A
 
 
 _SIZED_METHODS: dict[str, Callable[..., Any]] = {
-    "ljust": _padded("ljust"), "rjust": _padded("rjust"), "center": _padded("center"), "zfill": _padded("zfill"),
-    "expandtabs": _expandtabs, "replace": _replace,
+    "ljust": _padded("ljust"),
+    "rjust": _padded("rjust"),
+    "center": _padded("center"),
+    "zfill": _padded("zfill"),
+    "expandtabs": _expandtabs,
+    "replace": _replace,
 }
 _STR_METHODS: dict[str, Callable[..., Any]] = {**_SIZED_METHODS, "format": _format, "format_map": _format_map}

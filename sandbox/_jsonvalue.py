@@ -45,7 +45,8 @@ def _copy(value: object, path: str, depth: int, max_int_bits: int) -> JsonValue:
             out[key] = _copy(item, f"{path}[{key!r}]", depth - 1, max_int_bits)
         return out
     if kind is list or kind is tuple:
-        return [_copy(item, f"{path}[{i}]", depth - 1, max_int_bits) for i, item in enumerate(value)]  # type: ignore[arg-type]
+        items: list[object] = list(value)  # type: ignore[call-overload]  # exact list or tuple, checked above
+        return [_copy(item, f"{path}[{i}]", depth - 1, max_int_bits) for i, item in enumerate(items)]
     raise NotJsonError(f"{path} is {_describe(value)}, not JSON data (use dict, list, str, int, float, bool, None)")
 
 

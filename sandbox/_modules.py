@@ -61,14 +61,15 @@ class Module:
         return f"<module {self.__dict__['__name__']!r}>"
 
 
-def _pick(module: ModuleType, names: str) -> dict[str, Any]:
+def _pick(module: object, names: str) -> dict[str, Any]:
     return {name: getattr(module, name) for name in names.split() if hasattr(module, name)}
 
 
 def _public(module: ModuleType, *, exclude: str = "") -> dict[str, Any]:
     skip = set(exclude.split())
     return {
-        name: value for name, value in vars(module).items()
+        name: value
+        for name, value in vars(module).items()
         if not name.startswith("_") and name not in skip and not isinstance(value, ModuleType)
     }
 
@@ -76,47 +77,76 @@ def _public(module: ModuleType, *, exclude: str = "") -> dict[str, Any]:
 # Plain members, the same for every run: only pure functions, classes and constants.
 _STATIC: dict[str, dict[str, Any]] = {
     "json": _pick(json, "dumps loads JSONDecodeError"),
-    "re": _pick(re, "compile search match fullmatch split findall finditer sub subn escape error Pattern Match "
-                    "A ASCII I IGNORECASE M MULTILINE S DOTALL X VERBOSE U UNICODE NOFLAG"),
+    "re": _pick(
+        re,
+        "compile search match fullmatch split findall finditer sub subn escape error Pattern Match "
+        "A ASCII I IGNORECASE M MULTILINE S DOTALL X VERBOSE U UNICODE NOFLAG",
+    ),
     "datetime": _pick(datetime, "date datetime time timedelta timezone tzinfo MINYEAR MAXYEAR UTC"),
     "collections.abc": _public(collections.abc),
     "itertools": _public(itertools),
-    "functools": _pick(functools, "reduce partial partialmethod lru_cache cache cached_property wraps update_wrapper "
-                                  "total_ordering cmp_to_key"),
-    "statistics": _public(statistics, exclude="Decimal Fraction bisect_left bisect_right groupby namedtuple repeat "
-                                              "defaultdict Counter erf exp fabs fsum hypot log sqrt tau mul reduce"),
-    "string": _pick(string, "ascii_letters ascii_lowercase ascii_uppercase digits hexdigits octdigits punctuation "
-                            "printable whitespace Template capwords"),
+    "functools": _pick(
+        functools,
+        "reduce partial partialmethod lru_cache cache cached_property wraps update_wrapper total_ordering cmp_to_key",
+    ),
+    "statistics": _public(
+        statistics,
+        exclude="Decimal Fraction bisect_left bisect_right groupby namedtuple repeat "
+        "defaultdict Counter erf exp fabs fsum hypot log sqrt tau mul reduce",
+    ),
+    "string": _pick(
+        string,
+        "ascii_letters ascii_lowercase ascii_uppercase digits hexdigits octdigits punctuation "
+        "printable whitespace Template capwords",
+    ),
     "textwrap": _pick(textwrap, "wrap fill shorten dedent indent TextWrapper"),
-    "decimal": _public(decimal, exclude="setcontext"),
+    "decimal": _public(decimal, exclude="setcontext DefaultContext BasicContext ExtendedContext"),  # shared contexts
     "fractions": _pick(fractions, "Fraction"),
-    "base64": _pick(base64, "b64encode b64decode urlsafe_b64encode urlsafe_b64decode standard_b64encode "
-                            "standard_b64decode b32encode b32decode b16encode b16decode b85encode b85decode "
-                            "a85encode a85decode encodebytes decodebytes"),
-    "hashlib": _pick(hashlib, "md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 blake2b "
-                              "blake2s new algorithms_guaranteed"),
+    "base64": _pick(
+        base64,
+        "b64encode b64decode urlsafe_b64encode urlsafe_b64decode standard_b64encode "
+        "standard_b64decode b32encode b32decode b16encode b16decode b85encode b85decode "
+        "a85encode a85decode encodebytes decodebytes",
+    ),
+    "hashlib": _pick(
+        hashlib,
+        "md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 blake2b "
+        "blake2s new algorithms_guaranteed",
+    ),
     "uuid": _pick(uuid, "UUID uuid3 uuid4 uuid5 NAMESPACE_DNS NAMESPACE_URL NAMESPACE_OID NAMESPACE_X500"),
     "heapq": _pick(heapq, "heappush heappop heapify heapreplace heappushpop nlargest nsmallest merge"),
     "bisect": _pick(bisect, "bisect bisect_left bisect_right insort insort_left insort_right"),
     "typing": {
-        **_pick(typing, "Any Optional Union List Dict Tuple Set FrozenSet Iterable Iterator Callable Literal "
-                        "TypedDict NamedTuple Protocol TypeVar Generic cast Sequence Mapping MutableMapping "
-                        "MutableSequence Awaitable Coroutine AsyncIterator AsyncIterable AsyncGenerator Generator "
-                        "ClassVar Final Annotated Type DefaultDict Deque NotRequired Required Self TypeAlias "
-                        "overload runtime_checkable Hashable Sized NoReturn Never LiteralString ParamSpec"),
+        **_pick(
+            typing,
+            "Any Optional Union List Dict Tuple Set FrozenSet Iterable Iterator Callable Literal "
+            "TypedDict NamedTuple Protocol TypeVar Generic cast Sequence Mapping MutableMapping "
+            "MutableSequence Awaitable Coroutine AsyncIterator AsyncIterable AsyncGenerator Generator "
+            "ClassVar Final Annotated Type DefaultDict Deque NotRequired Required Self TypeAlias "
+            "overload runtime_checkable Hashable Sized NoReturn Never LiteralString ParamSpec",
+        ),
         "TYPE_CHECKING": False,
     },
-    "dataclasses": _pick(dataclasses, "dataclass field fields asdict astuple replace is_dataclass "
-                                      "FrozenInstanceError InitVar KW_ONLY MISSING"),
+    "dataclasses": _pick(
+        dataclasses,
+        "dataclass field fields asdict astuple replace is_dataclass FrozenInstanceError InitVar KW_ONLY MISSING",
+    ),
     "copy": _pick(copy, "copy deepcopy"),
     "enum": _pick(enum, "Enum IntEnum StrEnum Flag IntFlag auto unique"),
-    "unicodedata": _pick(unicodedata, "name lookup category normalize numeric digit decimal east_asian_width "
-                                      "combining bidirectional mirrored unidata_version"),
+    "unicodedata": _pick(
+        unicodedata,
+        "name lookup category normalize numeric digit decimal east_asian_width "
+        "combining bidirectional mirrored unidata_version",
+    ),
     "html": _pick(html, "escape unescape"),
-    "urllib.parse": _pick(urllib.parse, "quote quote_plus unquote unquote_plus urlencode urlparse urlunparse "
-                                        "urlsplit urlunsplit urljoin parse_qs parse_qsl urldefrag"),
-    "calendar": _pick(calendar, "monthrange isleap leapdays weekday month_name day_name month_abbr day_abbr "
-                                "monthcalendar timegm"),
+    "urllib.parse": _pick(
+        urllib.parse,
+        "quote quote_plus unquote unquote_plus urlencode urlparse urlunparse "
+        "urlsplit urlunsplit urljoin parse_qs parse_qsl urldefrag",
+    ),
+    "calendar": _pick(
+        calendar, "monthrange isleap leapdays weekday month_name day_name month_abbr day_abbr monthcalendar timegm"
+    ),
     "difflib": _pick(difflib, "SequenceMatcher get_close_matches unified_diff ndiff context_diff Differ"),
 }
 
@@ -137,7 +167,7 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 
 def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
-    generator = random.Random()
+    generator = random.Random()  # noqa: S311  # the model's own `random`, not for secrets
 
     def getrandbits(k: int) -> int:
         guards.check_length(k, "an int with a bit length")
@@ -147,14 +177,19 @@ def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
         guards.check_length(n, "bytes of length")
         return generator.randbytes(n)
 
-    members = _pick(generator, "random randint randrange choice choices shuffle sample uniform gauss normalvariate "
-                               "seed triangular betavariate expovariate lognormvariate vonmisesvariate "
-                               "paretovariate weibullvariate gammavariate")
+    members = _pick(
+        generator,
+        "random randint randrange choice choices shuffle sample uniform gauss normalvariate "
+        "seed triangular betavariate expovariate lognormvariate vonmisesvariate "
+        "paretovariate weibullvariate gammavariate",
+    )
     return {**members, "getrandbits": getrandbits, "randbytes": randbytes, "Random": random.Random}
 
 
 def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
-    members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList UserString")
+    members = _pick(
+        collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList UserString"
+    )
     return {**members, "abc": import_module("collections.abc", modules, _)}
 
 
@@ -172,18 +207,30 @@ def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         return lambda obj: guards.getattr(obj, name)(*args, **kwargs)
 
-    members = _pick(operator, "itemgetter add sub truediv floordiv neg not_ eq ne lt le gt ge and_ or_ xor "
-                              "contains truth abs index concat countOf indexOf is_ is_not inv invert")
-    return {**members, "attrgetter": attrgetter, "methodcaller": methodcaller, "mul": guards.mul,
-            "pow": guards.pow, "lshift": guards.lshift, "mod": guards.mod}
+    members = _pick(
+        operator,
+        "itemgetter add sub truediv floordiv neg not_ eq ne lt le gt ge and_ or_ xor "
+        "contains truth abs index concat countOf indexOf is_ is_not inv invert",
+    )
+    return {
+        **members,
+        "attrgetter": attrgetter,
+        "methodcaller": methodcaller,
+        "mul": guards.mul,
+        "pow": guards.pow,
+        "lshift": guards.lshift,
+        "mod": guards.mod,
+    }
 
 
 def _time(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
     def sleep(seconds: float) -> None:
         raise RuntimeError("`time.sleep()` would block every task; write `await asyncio.sleep(...)` instead")
 
-    members = _pick(time, "time time_ns monotonic monotonic_ns perf_counter perf_counter_ns strftime gmtime "
-                          "localtime mktime struct_time")
+    members = _pick(
+        time,
+        "time time_ns monotonic monotonic_ns perf_counter perf_counter_ns strftime gmtime localtime mktime struct_time",
+    )
     return {**members, "sleep": sleep}
 
 
@@ -192,9 +239,14 @@ def _urllib(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
 
 
 _BUILDERS: dict[str, _Builder] = {
-    "math": _math, "random": _random, "collections": _collections, "operator": _operator, "time": _time,
+    "math": _math,
+    "random": _random,
+    "collections": _collections,
+    "operator": _operator,
+    "time": _time,
     "urllib": _urllib,
 }
+_INTERNAL = frozenset({"_strptime"})
 ALLOWED_MODULES: frozenset[str] = frozenset({*_STATIC, *_BUILDERS, "asyncio"})
 
 
@@ -224,6 +276,8 @@ def make_importer(modules: dict[str, Any], guards: Guards) -> Callable[..., Modu
     def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level != 0:
             forbid("relative imports are not allowed in the sandbox")
+        if name in _INTERNAL:  # imported by C code the model called (`datetime.strptime`); the policy refuses `_` imports
+            return __import__(name, globals, locals, fromlist, level)
         if name not in ALLOWED_MODULES:
             raise ForbiddenImportError(_refusal(name))
         if fromlist:

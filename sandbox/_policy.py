@@ -54,7 +54,7 @@ def _call(func: str, *args: ast.expr) -> ast.Call:
     return ast.Call(func=ast.Name(func, ast.Load()), args=list(args), keywords=[])
 
 
-class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # RestrictedPython ships partial types
+class SandboxPolicy(RestrictingNodeTransformer):
     """Transforms the model's module; `errors` lists what the policy refuses, with line numbers."""
 
     def __init__(self) -> None:
@@ -69,7 +69,9 @@ class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # Restri
             return
         if allow_magic_methods and self._class_depth and name in ALLOWED_DUNDER_METHODS:
             return
-        self.error(node, f"`{name}` is a reserved name: names starting with `__` or shaped like `_x_` belong to the sandbox")
+        self.error(
+            node, f"`{name}` is a reserved name: names starting with `__` or shaped like `_x_` belong to the sandbox"
+        )
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         """Check the name; `print` is an ordinary function here, not RestrictedPython's collector."""
@@ -78,15 +80,23 @@ class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # Restri
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         """Refuse dunder and frame attributes at compile time; the runtime guard checks the rest."""
-        if node.attr.startswith("__"):
+        if node.attr.startswith("__") and node.attr not in ALLOWED_DUNDER_METHODS:
             self.error(node, f"`.{node.attr}` is not allowed: dunder attributes are private in the sandbox")
         elif node.attr in FORBIDDEN_ATTRIBUTES:
             self.error(node, f"`.{node.attr}` is not allowed: frames, code and the class hierarchy are hidden")
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):
             return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
-        node.value = cast(ast.expr, _located(_call("_write_", node.value), node.value))
+        node.value = cast("ast.expr", _located(_call("_write_", node.value), node.value))
         return node
+
+    def check_import_names(self, node: ast.Import | ast.ImportFrom) -> ast.AST:
+        """Refuse importing private modules or names (`_strptime`, `from x import _y`)."""
+        module = getattr(node, "module", None) or ""
+        for part in [*module.split("."), *(alias.name for alias in node.names)]:
+            if part.startswith("_"):
+                self.error(node, f"`{part}` cannot be imported: names starting with `_` are private in the sandbox")
+        return super().check_import_names(node)  # type: ignore[no-any-return]
 
     # -- async, scopes, classes -------------------------------------------------------------------------
 
@@ -106,7 +116,7 @@ class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # Restri
             node = self.node_contents_visit(node)
         finally:
             self._class_depth = depth
-        node.body.insert(0, cast(ast.stmt, _located(ast.Expr(_call("_tick_")), node)))
+        node.body.insert(0, cast("ast.stmt", _located(ast.Expr(_call("_tick_")), node)))
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
@@ -156,11 +166,11 @@ class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # Restri
     # -- loops and try ---------------------------------------------------------------------------------
 
     def _tick_body(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
-        node.body.insert(0, cast(ast.stmt, _located(ast.Expr(_call("_tick_")), node)))
+        node.body.insert(0, cast("ast.stmt", _located(ast.Expr(_call("_tick_")), node)))
 
     def visit_For(self, node: ast.For) -> ast.AST:
         """Guard the iterable and budget each iteration."""
-        node = self.guard_iter(node)
+        node = cast("ast.For", self.guard_iter(node))
         self._tick_body(node)
         return node
 
@@ -172,8 +182,10 @@ class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # Restri
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         """Iterate comprehensions through `_citer_`, which budgets iterations over lazy iterables."""
-        node = self.guard_iter(node)
-        call = cast(ast.Call, node.iter)
+        if node.is_async:  # `async for` in a comprehension: async iterators are budgeted by the loop's awaits
+            return self.node_contents_visit(node)
+        node = cast("ast.comprehension", self.guard_iter(node))
+        call = cast("ast.Call", node.iter)
         if isinstance(call.func, ast.Name) and call.func.id == "_getiter_":
             call.func.id = "_citer_"
         elif isinstance(call.func, ast.Name):  # `_iter_unpack_sequence_(it, spec, _getiter_)`
@@ -270,9 +282,11 @@ class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # Restri
         target = node.target
         if isinstance(target, ast.Name):
             value = _call("_inplacevar_", operator, ast.Name(target.id, ast.Load()), node.value)
-            return [cast(ast.stmt, _located(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value), node))]
+            return [
+                cast("ast.stmt", _located(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value), node))
+            ]
         # The target was already rewritten to `_write_(obj)[key]` / `_write_(obj).attr`; unwrap it once.
-        write_call = cast(ast.Call, cast(ast.Subscript | ast.Attribute, target).value)
+        write_call = cast("ast.Call", target.value)
         owner = self.gen_tmp_name()
         statements: list[ast.stmt] = [ast.Assign(targets=[ast.Name(owner, ast.Store())], value=write_call.args[0])]
         temps = [owner]
@@ -281,15 +295,16 @@ class SandboxPolicy(RestrictingNodeTransformer):  # type: ignore[misc]  # Restri
             temps.append(key)
             statements.append(ast.Assign(targets=[ast.Name(key, ast.Store())], value=target.slice))
             current = _call("_getitem_", ast.Name(owner, ast.Load()), ast.Name(key, ast.Load()))
-            store: ast.expr = ast.Subscript(_call("_write_", ast.Name(owner, ast.Load())), ast.Name(key, ast.Load()),
-                                            ast.Store())
+            store: ast.expr = ast.Subscript(
+                _call("_write_", ast.Name(owner, ast.Load())), ast.Name(key, ast.Load()), ast.Store()
+            )
         else:
             assert isinstance(target, ast.Attribute)
             current = _call("_getattr_", ast.Name(owner, ast.Load()), ast.Constant(target.attr))
             store = ast.Attribute(_call("_write_", ast.Name(owner, ast.Load())), target.attr, ast.Store())
         statements.append(ast.Assign(targets=[store], value=_call("_inplacevar_", operator, current, node.value)))
         statements.append(ast.Delete(targets=[ast.Name(temp, ast.Del()) for temp in temps]))
-        return [cast(ast.stmt, _located(statement, node)) for statement in statements]
+        return [cast("ast.stmt", _located(statement, node)) for statement in statements]
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
         """`f"{x!r:{spec}}"` formats through `_format_`, which caps widths and precisions."""

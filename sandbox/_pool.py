@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Self
 
 import anyio
-from anyio.abc import TaskGroup
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from sandbox._process import WorkerProcess
 from sandbox.errors import SandboxError
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from anyio.abc import TaskGroup
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 _ACQUIRE_TIMEOUT = 60.0
 
@@ -29,7 +33,7 @@ class WorkerPool:
         self._tasks: TaskGroup | None = None
         self._failure: BaseException | None = None
 
-    async def __aenter__(self) -> WorkerPool:
+    async def __aenter__(self) -> Self:
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
         for _ in range(self.size):

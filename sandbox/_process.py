@@ -13,17 +13,20 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from sandbox._calls import HostFailure
-from sandbox._dispatch import Dispatcher
 from sandbox._protocol import HEADER, ProtocolError, decode, encode, frame_size
-from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
+
+if TYPE_CHECKING:
+    from anyio.abc import Process
+
+    from sandbox._dispatch import Dispatcher
+    from sandbox.limits import Limits
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
 _START_TIMEOUT = 30.0
@@ -36,7 +39,8 @@ class WorkerProcess:
     def __init__(self, process: Process, workdir: str) -> None:
         self.process = process
         self.workdir = workdir
-        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout is not None
+        assert process.stdin is not None
         self.reader = BufferedByteReceiveStream(process.stdout)
         self.writer = process.stdin
         self.send_lock = anyio.Lock()
@@ -46,12 +50,21 @@ class WorkerProcess:
     async def start(cls, memory: int) -> WorkerProcess:
         """Spawn a worker and wait for its `ready`."""
         workdir = tempfile.mkdtemp(prefix="sandbox-")
-        env = {"PATH": os.defpath, "PYTHONPATH": _ROOT, "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": "0"}
+        env = {
+            "PATH": os.defpath,
+            "PYTHONPATH": _ROOT,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+        }
         process = await anyio.open_process(
             [sys.executable, "-s", "-m", "sandbox._worker", str(memory)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=workdir, env=env, start_new_session=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
         )
         worker = cls(process, workdir)
         try:
@@ -74,11 +87,20 @@ class WorkerProcess:
         async with self.send_lock:
             await self.writer.send(encode(message))
 
-    async def run(self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]) -> RunResult:
+    async def run(
+        self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]
+    ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result."""
         self.healthy = False  # until the worker reports `done`, it is mid-run and must not be reused
-        await self.send({"t": "run", "code": code, "limits": limits.to_json(), "functions": dispatcher.kinds(),
-                         "error_names": list(error_names)})
+        await self.send(
+            {
+                "t": "run",
+                "code": code,
+                "limits": limits.to_json(),
+                "functions": dispatcher.kinds(),
+                "error_names": list(error_names),
+            }
+        )
         try:
             async with anyio.create_task_group() as calls:
                 with anyio.move_on_after(limits.timeout + _KILL_GRACE) as deadline:
@@ -88,11 +110,13 @@ class WorkerProcess:
             return await self._crashed()
         if deadline.cancelled_caught:
             await self.kill()
-            return RunResult(error=RunError(
-                kind="timeout",
-                message=f"the code ran past its {limits.timeout:g} s limit and was stopped (a slow regular "
-                "expression or one huge operation?); do less per run",
-            ))
+            return RunResult(
+                error=RunError(
+                    kind="timeout",
+                    message=f"the code ran past its {limits.timeout:g} s limit and was stopped (a slow regular "
+                    "expression or one huge operation?); do less per run",
+                )
+            )
         self.healthy = True
         return result
 
@@ -106,12 +130,18 @@ class WorkerProcess:
 
     async def _answer(self, dispatcher: Dispatcher, message: dict[str, Any]) -> None:
         try:
-            value = await dispatcher(message["fn"], message.get("attr"), message.get("args") or [],
-                                     message.get("kwargs") or {})
+            value = await dispatcher(
+                message["fn"], message.get("attr"), message.get("args") or [], message.get("kwargs") or {}
+            )
             reply: dict[str, Any] = {"t": "result", "id": message["id"], "ok": True, "value": value}
         except HostFailure as failure:
-            reply = {"t": "result", "id": message["id"], "ok": False, "type": failure.type_name,
-                     "message": failure.message}
+            reply = {
+                "t": "result",
+                "id": message["id"],
+                "ok": False,
+                "type": failure.type_name,
+                "message": failure.message,
+            }
         try:
             await self.send(reply)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -121,9 +151,12 @@ class WorkerProcess:
         await self.kill()
         code = self.process.returncode
         hint = " (it ran out of memory?)" if code in (-signal.SIGKILL, -signal.SIGSEGV, 1) else ""
-        return RunResult(error=RunError(
-            kind="crashed", message=f"the worker process died{hint}; the code was stopped. Use less memory per run",
-        ))
+        return RunResult(
+            error=RunError(
+                kind="crashed",
+                message=f"the worker process died{hint}; the code was stopped. Use less memory per run",
+            )
+        )
 
     async def kill(self) -> None:
         """Stop the worker now; bounded and shielded, so cleanup always finishes."""

@@ -11,9 +11,7 @@ import decimal
 import json
 import time
 import traceback
-from collections.abc import Iterable
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
@@ -22,15 +20,21 @@ from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, SizeLimitError, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
-from sandbox.limits import Limits
-from sandbox.result import RunError, RunResult
+from sandbox.result import ErrorKind, RunError, RunResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from types import TracebackType
+
+    from sandbox.limits import Limits
 
 # How a host function is exposed: a plain function, or a namespace resolved by attribute.
 FunctionKinds = dict[str, bool]  # name -> is a namespace
 
 
-async def run_code(source: str, *, limits: Limits, bridge: Bridge, functions: FunctionKinds,
-                   error_names: Iterable[str] = ()) -> RunResult:
+async def run_code(
+    source: str, *, limits: Limits, bridge: Bridge, functions: FunctionKinds, error_names: Iterable[str] = ()
+) -> RunResult:
     """Compile and run `source`; every outcome is a result."""
     started = time.monotonic()
     compiled = compile_code(source, max_source=limits.source)
@@ -47,9 +51,9 @@ async def run_code(source: str, *, limits: Limits, bridge: Bridge, functions: Fu
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         value = await _run_main(namespace[MAIN](), facade, limits.timeout - (time.monotonic() - started), guards)
         error = _unawaited_error(calls)
-    except BaseException as exc:  # noqa: BLE001  # the model's code may raise anything, BaseException included
-        if isinstance(exc, asyncio.CancelledError) and asyncio.current_task() is not None and \
-                asyncio.current_task().cancelling():  # type: ignore[union-attr]
+    except BaseException as exc:  # the model's code may raise anything, BaseException included
+        task = asyncio.current_task()
+        if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
         error = describe_exception(exc, compiled)
     finally:
@@ -58,13 +62,23 @@ async def run_code(source: str, *, limits: Limits, bridge: Bridge, functions: Fu
     if error is None:
         value, error = _check_value(value, limits)
     return RunResult(
-        value=value if error is None else None, stdout=output.text(), error=error, calls=calls.count,
-        duration=time.monotonic() - started, names=tuple(calls.names),
+        value=value if error is None else None,
+        stdout=output.text(),
+        error=error,
+        calls=calls.count,
+        duration=time.monotonic() - started,
+        names=tuple(calls.names),
     )
 
 
-def _globals(guards: Guards, output: Output, calls: CallState, facade: AsyncioFacade, functions: FunctionKinds,
-             error_names: Iterable[str]) -> dict[str, Any]:
+def _globals(
+    guards: Guards,
+    output: Output,
+    calls: CallState,
+    facade: AsyncioFacade,
+    functions: FunctionKinds,
+    error_names: Iterable[str],
+) -> dict[str, Any]:
     modules: dict[str, Module] = {"asyncio": Module("asyncio", facade.members())}
     namespace: dict[str, Any] = {
         "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
@@ -78,11 +92,11 @@ def _globals(guards: Guards, output: Output, calls: CallState, facade: AsyncioFa
     return namespace
 
 
-async def _run_main(main: Any, facade: AsyncioFacade, timeout: float, guards: Guards) -> Any:
+async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Guards) -> Any:
     decimal.setcontext(decimal.Context())  # a fresh context per run; the task's context copy keeps it private
     task = facade._task(main)
     try:
-        done, _ = await asyncio.wait({task}, timeout=max(timeout, 0.0))
+        done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
         if not done:
             guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
             task.cancel()
@@ -99,8 +113,9 @@ def _unawaited_error(calls: CallState) -> RunError | None:
         return None
     pending = next(iter(calls.unawaited.values()))
     message = str(pending.fix_it())
-    return RunError(kind="runtime", message=f"a call was never awaited, so it never ran: {message}",
-                    type_name="NotAwaitedError")
+    return RunError(
+        kind="runtime", message=f"a call was never awaited, so it never ran: {message}", type_name="NotAwaitedError"
+    )
 
 
 def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None]:
@@ -128,8 +143,8 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
     line = frames[-1][1] if frames else None
     where = f" (line {line})" if line else ""
     if isinstance(exc, StopRun):
-        return RunError(kind=exc.kind, message=f"{exc.message}{where}", line=line)  # type: ignore[arg-type]
-    kind = "runtime"
+        return RunError(kind=cast("ErrorKind", exc.kind), message=f"{exc.message}{where}", line=line)
+    kind: ErrorKind = "runtime"
     if isinstance(exc, (ForbiddenError, ForbiddenImportError)):
         kind = "forbidden"
     elif isinstance(exc, MemoryError):
@@ -139,8 +154,13 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
         type_name = "MemoryError"
     detail = _exception_text(exc)
     message = f"{type_name}: {detail}{where}" if detail else f"{type_name}{where}"
-    return RunError(kind=kind, message=message, line=line, type_name=type_name,  # type: ignore[arg-type]
-                    traceback=_traceback_text(frames, compiled, message))
+    return RunError(
+        kind=kind,
+        message=message,
+        line=line,
+        type_name=type_name,
+        traceback=_traceback_text(frames, compiled, message),
+    )
 
 
 def _exception_text(exc: BaseException) -> str:

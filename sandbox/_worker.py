@@ -12,14 +12,16 @@ import itertools
 import os
 import resource
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox._calls import HostFailure
-from sandbox._jsonvalue import JsonValue
 from sandbox._protocol import HEADER, decode, encode, frame_size
 from sandbox._runner import run_code
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
+
+if TYPE_CHECKING:
+    from sandbox._jsonvalue import JsonValue
 
 
 def _detach_stdio() -> tuple[int, int]:
@@ -68,8 +70,9 @@ class Worker:
             written = os.write(self.outbound, data)
             data = data[written:]
 
-    async def bridge(self, function: str, attribute: str | None, args: list[JsonValue],
-                     kwargs: dict[str, JsonValue]) -> JsonValue:
+    async def bridge(
+        self, function: str, attribute: str | None, args: list[JsonValue], kwargs: dict[str, JsonValue]
+    ) -> JsonValue:
         """A host call over the pipe."""
         call_id = next(self.ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -87,8 +90,11 @@ class Worker:
         """Run one piece of code and send its result."""
         try:
             result = await run_code(
-                message["code"], limits=Limits.from_json(message["limits"]), bridge=self.bridge,
-                functions=message["functions"], error_names=message.get("error_names") or (),
+                message["code"],
+                limits=Limits.from_json(message["limits"]),
+                bridge=self.bridge,
+                functions=message["functions"],
+                error_names=message.get("error_names") or (),
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
             result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))

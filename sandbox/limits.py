@@ -7,8 +7,10 @@ sandbox itself keeps working.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-from sandbox._jsonvalue import JsonValue
+if TYPE_CHECKING:
+    from sandbox._jsonvalue import JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,9 +7,10 @@ whose `kind` is one of a small closed set.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
-from sandbox._jsonvalue import JsonValue
+if TYPE_CHECKING:
+    from sandbox._jsonvalue import JsonValue
 
 ErrorKind = Literal[
     "syntax", "forbidden", "runtime", "timeout", "memory", "output_limit", "call_limit", "result_limit", "crashed"
@@ -54,7 +55,8 @@ class RunError:
     def from_json(cls, data: dict[str, JsonValue]) -> RunError:
         """An error from `to_json` output."""
         kind = data["kind"]
-        assert isinstance(kind, str) and kind in ERROR_KINDS
+        assert isinstance(kind, str)
+        assert kind in ERROR_KINDS
         line = data.get("line")
         type_name = data.get("type_name")
         return cls(

@@ -14,17 +14,20 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
-from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Self
 
 from sandbox._dispatch import Dispatcher
 from sandbox._pool import WorkerPool
 from sandbox._runner import run_code
 from sandbox.errors import SandboxClosedError, SandboxError
-from sandbox.functions import HostFunction, Namespace
 from sandbox.limits import Limits
-from sandbox.result import RunResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from types import TracebackType
+
+    from sandbox.functions import HostFunction, Namespace
+    from sandbox.result import RunResult
 
 Isolation = Literal["process", "inline"]
 """`process`: each run in a worker process with OS limits (the default, and the security boundary).
@@ -47,14 +50,15 @@ class Sandbox:
         self._pool = WorkerPool(size=workers, memory=self.limits.memory) if isolation == "process" else None
         self._open = False
 
-    async def __aenter__(self) -> Sandbox:
+    async def __aenter__(self) -> Self:
         if self._pool is not None:
             await self._pool.__aenter__()
         self._open = True
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -88,8 +92,9 @@ class Sandbox:
         names = tuple(error_names)
         if self._pool is None:
             _require_asyncio()
-            return await run_code(code, limits=limits, bridge=dispatcher, functions=dispatcher.kinds(),
-                                  error_names=names)
+            return await run_code(
+                code, limits=limits, bridge=dispatcher, functions=dispatcher.kinds(), error_names=names
+            )
         async with self._pool.worker() as worker:
             return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names)
 

@@ -1,0 +1,45 @@
+"""Shared fixtures for the sandbox tests: the anyio backend, a host secret, and open sandboxes of both isolations."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from sandbox import Limits, Sandbox
+
+HOST_SECRET = "HOST-SECRET-0b1f6c"
+"""A value the host holds (in its environment, on objects) that must never show up in a run's output."""
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """Run the async tests on asyncio only."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def host_secret() -> Iterator[str]:
+    """Put a secret in the host's environment for the session; no run may ever show it."""
+    previous = os.environ.get("SANDBOX_TEST_SECRET")
+    os.environ["SANDBOX_TEST_SECRET"] = HOST_SECRET
+    yield HOST_SECRET
+    if previous is None:
+        os.environ.pop("SANDBOX_TEST_SECRET", None)
+    else:
+        os.environ["SANDBOX_TEST_SECRET"] = previous
+
+
+@pytest.fixture(scope="module")
+async def sandboxes(host_secret: str) -> AsyncIterator[dict[str, Sandbox]]:
+    """One open sandbox per isolation, shared by the tests of a module."""
+    limits = Limits(timeout=10.0)
+    async with Sandbox(limits=limits, isolation="inline") as inline, Sandbox(limits=limits, isolation="process") as process:
+        yield {"inline": inline, "process": process}
+
+
+@pytest.fixture
+def sb(sandboxes: dict[str, Sandbox], isolation: str) -> Sandbox:
+    """The shared sandbox for the test's `isolation` parameter."""
+    return sandboxes[isolation]

@@ -1,0 +1,1278 @@
+"""Model-style scripts give the same printed output and value in the sandbox as in plain CPython.
+
+Each script runs three times: in the inline sandbox, in a worker process, and in plain CPython wrapped as the
+sandbox wraps it (the module body becomes an `async def`, so top-level `await` and `return` work, and a final
+bare expression is the value). The CPython run keeps module semantics: names bound at top level are declared
+`global`, so `global x` in a function and class names (and `__qualname__`) mean what they mean in a module.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import io
+import json
+import textwrap
+from dataclasses import dataclass
+
+import anyio.to_thread
+import pytest
+
+from sandbox import Sandbox
+
+ISOLATIONS = ["inline", "process"]
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A script and its name; the expected outcome is whatever plain CPython gives."""
+
+    name: str
+    code: str
+
+
+def _bound_names(node: ast.AST, names: set[str]) -> None:
+    """Collect the names a top-level statement binds in the module scope (not in nested scopes)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names.add(node.name)
+        return
+    if isinstance(node, ast.Lambda):
+        return
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        names.add(node.id)
+    elif isinstance(node, ast.alias):
+        names.add((node.asname or node.name).split(".")[0])
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        names.add(node.name)
+    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        names.add(node.name)
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        names.add(node.rest)
+    if isinstance(node, _COMPREHENSIONS):
+        # Only a walrus inside a comprehension binds in the enclosing scope; the loop targets do not.
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.NamedExpr):
+                names.add(sub.target.id)
+        return
+    for child in ast.iter_child_nodes(node):
+        _bound_names(child, names)
+
+
+class _Unannotate(ast.NodeTransformer):
+    """`x: T = v` -> `x = v` outside nested scopes (an annotated name cannot be declared global)."""
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, _SCOPES):
+            return node
+        return super().generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST | None:
+        if node.value is None:
+            return None if isinstance(node.target, ast.Name) else ast.Expr(node.target)
+        return ast.Assign(targets=[node.target], value=node.value)
+
+
+def wrap_like_the_sandbox(code: str) -> ast.Module:
+    """The script as the body of `async def __main__()`, with its last bare expression returned."""
+    module = ast.parse(code)
+    if module.body and isinstance(module.body[-1], ast.Expr):
+        module.body[-1] = ast.Return(value=module.body[-1].value)
+    names: set[str] = set()
+    for statement in module.body:
+        _bound_names(statement, names)
+    body = [_Unannotate().visit(statement) for statement in module.body]
+    body = [statement for statement in body if statement is not None]
+    if names:
+        body.insert(0, ast.Global(names=sorted(names)))
+    main = ast.AsyncFunctionDef(
+        name="__main__",
+        args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=body or [ast.Pass()],
+        decorator_list=[],
+        returns=None,
+    )
+    return ast.fix_missing_locations(ast.Module(body=[main], type_ignores=[]))
+
+
+def run_in_cpython(code: str) -> tuple[str, object]:
+    """Run the script in plain CPython, as the sandbox would wrap it; return (stdout, JSON value)."""
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    exec(compile(wrap_like_the_sandbox(code), "<script>", "exec"), namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        value = asyncio.run(namespace["__main__"]())  # type: ignore[operator]
+    return out.getvalue(), json.loads(json.dumps(value))
+
+
+def case(name: str, code: str) -> Case:
+    """A case with its code dedented."""
+    return Case(name, textwrap.dedent(code).strip("\n") + "\n")
+
+
+CASES = [
+    case(
+        "top_level_await_and_async_def",
+        """
+        import asyncio
+
+        async def square(n):
+            await asyncio.sleep(0)
+            return n * n
+
+        first = await square(3)
+        print("first", first)
+        first + 1
+        """,
+    ),
+    case(
+        "asyncio_gather_with_and_without_exceptions",
+        """
+        import asyncio
+
+        async def work(n):
+            await asyncio.sleep(0)
+            if n == 3:
+                raise ValueError(f"bad {n}")
+            return n * 10
+
+        ok = await asyncio.gather(*(work(i) for i in range(3)))
+        mixed = await asyncio.gather(work(1), work(3), return_exceptions=True)
+        print(ok, [repr(x) for x in mixed])
+        try:
+            await asyncio.gather(work(2), work(3))
+        except ValueError as e:
+            print("gather raised", e)
+        return ok
+        """,
+    ),
+    case(
+        "asyncio_wait_for_and_its_timeout",
+        """
+        import asyncio
+
+        async def quick():
+            await asyncio.sleep(0)
+            return "quick"
+
+        print(await asyncio.wait_for(quick(), timeout=5))
+        try:
+            await asyncio.wait_for(asyncio.sleep(10), timeout=0.01)
+        except asyncio.TimeoutError:
+            print("timed out")
+        try:
+            await asyncio.wait_for(asyncio.sleep(10), timeout=0.01)
+        except TimeoutError:
+            print("timed out again")
+        """,
+    ),
+    case(
+        "asyncio_as_completed_and_create_task",
+        """
+        import asyncio
+
+        async def work(n):
+            for _ in range(n):
+                await asyncio.sleep(0)
+            return n
+
+        done = []
+        for next_done in asyncio.as_completed([work(3), work(1), work(2)]):
+            done.append(await next_done)
+        task = asyncio.create_task(work(2))
+        other = asyncio.create_task(work(1))
+        both = [await task, await other]
+        print(sorted(done), both, task.done(), task.result())
+        sorted(done) + both
+        """,
+    ),
+    case(
+        "async_for_async_with_and_async_generators",
+        """
+        import asyncio
+
+        async def ticks(n):
+            for i in range(n):
+                await asyncio.sleep(0)
+                yield i
+
+        class Session:
+            def __init__(self):
+                self.log = []
+
+            async def __aenter__(self):
+                self.log.append("open")
+                return self
+
+            async def __aexit__(self, *exc):
+                self.log.append("close")
+                return False
+
+        got = [i async for i in ticks(3)]
+        async with Session() as s:
+            async for i in ticks(2):
+                s.log.append(i)
+        print(got, s.log)
+        """,
+    ),
+    case(
+        "asyncio_semaphore_and_lock_limit_concurrency",
+        """
+        import asyncio
+
+        sem = asyncio.Semaphore(2)
+        lock = asyncio.Lock()
+        active = 0
+        peak = 0
+
+        async def job(n):
+            global active, peak
+            async with sem:
+                active += 1
+                peak = max(peak, active)
+                await asyncio.sleep(0)
+                active -= 1
+            async with lock:
+                return n
+
+        print(await asyncio.gather(*[job(i) for i in range(6)]), peak)
+        """,
+    ),
+    case(
+        "top_level_return_from_inside_a_loop",
+        """
+        for i in range(10):
+            if i * i > 20:
+                print("found", i)
+                return i
+        return -1
+        """,
+    ),
+    case(
+        "final_bare_expression_is_the_value",
+        """
+        data = {"a": [1, 2, 3], "b": None}
+        print("computing")
+        {k: (sum(v) if v else 0) for k, v in data.items()}
+        """,
+    ),
+    case(
+        "no_return_gives_none_and_print_as_last_statement",
+        """
+        total = sum(range(5))
+        print("total is", total)
+        """,
+    ),
+    case(
+        "f_strings_with_debug_conversions_and_nested_specs",
+        """
+        x = 3.14159
+        w, p = 10, 3
+        name = "Ada"
+        n = 1234567
+        items = ["a", "b"]
+        d = {"k": "v"}
+        print(f"{x=}")
+        print(f"{x = :.2f}")
+        print(f"{name!r} {name!s:>6} {name:*^9}")
+        print(f"[{x:>{w}.{p}f}]")
+        print(f"[{x:{'0'}>{w}.{p}f}]")
+        print(f"{n:,} {n:_} {n:#x} {-5:+d} {0.256:.1%} {1234.5:10.2e} {3.0:g}")
+        print(f"{d['k']} {len(items)} items {'nested ' + f'{n}'}")
+        print(f"{{braces}} {1 + 1 = }")
+        print(f'''multi
+        {name.upper()}''')
+        f"{name:<{w}}|"
+        """,
+    ),
+    case(
+        "comprehensions_of_every_kind",
+        """
+        words = ["apple", "bob", "kayak", "level", "python"]
+        lengths = [len(w) for w in words]
+        palindromes = [w for w in words if w == w[::-1]]
+        by_len = {w: len(w) for w in words if len(w) > 3}
+        letters = sorted({c for w in words for c in w if c in "aeiou"})
+        matrix = [[i * j for j in range(3)] for i in range(3)]
+        transposed = [list(row) for row in zip(*matrix)]
+        total = sum(x * x for x in range(10) if x % 2)
+        flags = (any(w.startswith("p") for w in words), all(len(w) > 2 for w in words))
+        print(lengths, palindromes, by_len, letters, transposed, total, flags)
+        [[c for c in w[:2]] for w in words]
+        """,
+    ),
+    case(
+        "generators_with_send_yield_from_and_expressions",
+        """
+        def countdown(n):
+            while n > 0:
+                yield n
+                n -= 1
+
+        def accumulator():
+            total = 0
+            while True:
+                value = yield total
+                if value is None:
+                    return total
+                total += value
+
+        def chain(*iterables):
+            for it in iterables:
+                yield from it
+
+        acc = accumulator()
+        next(acc)
+        sent = [acc.send(5), acc.send(10)]
+        try:
+            acc.send(None)
+        except StopIteration as stop:
+            print("finished with", stop.value)
+        squares = (i * i for i in range(5))
+        print(list(countdown(3)), sent, list(chain([1], (2, 3), "ab")), next(squares), sum(squares))
+        """,
+    ),
+    case(
+        "classes_with_dunder_methods_properties_and_classmethods",
+        """
+        class Vec:
+            def __init__(self, x, y):
+                self.x = x
+                self.y = y
+
+            def __repr__(self):
+                return f"Vec({self.x}, {self.y})"
+
+            def __eq__(self, other):
+                return isinstance(other, Vec) and (self.x, self.y) == (other.x, other.y)
+
+            def __hash__(self):
+                return hash((self.x, self.y))
+
+            def __add__(self, other):
+                return Vec(self.x + other.x, self.y + other.y)
+
+            def __mul__(self, k):
+                return Vec(self.x * k, self.y * k)
+
+            def __rmul__(self, k):
+                return self * k
+
+            def __lt__(self, other):
+                return self.norm2 < other.norm2
+
+            def __len__(self):
+                return 2
+
+            def __iter__(self):
+                yield self.x
+                yield self.y
+
+            def __getitem__(self, i):
+                return (self.x, self.y)[i]
+
+            def __bool__(self):
+                return bool(self.x or self.y)
+
+            @property
+            def norm2(self):
+                return self.x**2 + self.y**2
+
+            @classmethod
+            def zero(cls):
+                return cls(0, 0)
+
+            @staticmethod
+            def dims():
+                return 2
+
+        a, b = Vec(1, 2), Vec(3, 4)
+        print(a + b, a == Vec(1, 2), a != b, Vec.zero(), b.norm2, Vec.dims())
+        print(2 * a, a * 3, sorted([b, a]), len(a), list(a), a[1], bool(Vec.zero()), len({a, Vec(1, 2)}))
+        print(str(a), [a], {"v": a})
+        repr(a)
+        """,
+    ),
+    case(
+        "inheritance_and_super",
+        """
+        class Animal:
+            sound = "..."
+
+            def __init__(self, name):
+                self.name = name
+
+            def speak(self):
+                return self.sound
+
+            def describe(self):
+                return f"{self.name} says {self.speak()}"
+
+            def __str__(self):
+                return f"<{self.name}>"
+
+        class Dog(Animal):
+            sound = "woof"
+
+            def __init__(self, name, breed):
+                super().__init__(name)
+                self.breed = breed
+
+            def describe(self):
+                return super().describe() + f" ({self.breed})"
+
+        class Puppy(Dog):
+            def speak(self):
+                return super().speak().upper()
+
+        p = Puppy("Rex", "lab")
+        print(p.describe(), isinstance(p, Animal), issubclass(Puppy, Dog), str(p), p)
+        print(isinstance(p, (int, Dog)), isinstance(3, (int, float)), type(p) is Puppy, type(3) == int)
+        """,
+    ),
+    case(
+        "own_exception_classes_raised_and_caught",
+        """
+        class AppError(Exception):
+            pass
+
+        class ValidationError(AppError):
+            def __init__(self, field, message):
+                super().__init__(f"{field}: {message}")
+                self.field = field
+
+        try:
+            raise ValidationError("age", "must be positive")
+        except AppError as e:
+            print("caught", e, e.field, repr(e), e.args)
+
+        try:
+            {}["missing"]
+        except (IndexError, KeyError) as e:
+            print("lookup", repr(e))
+
+        try:
+            raise AppError("plain")
+        except ValueError:
+            print("wrong handler")
+        except Exception as e:
+            print("generic", e, isinstance(e, AppError))
+        """,
+    ),
+    case(
+        "try_except_else_finally_ordering",
+        """
+        def risky(n):
+            try:
+                print("try", n)
+                result = 10 / n
+            except ZeroDivisionError as e:
+                print("except", e)
+                return None
+            else:
+                print("else", result)
+                return result
+            finally:
+                print("finally", n)
+
+        print(risky(2), risky(0))
+
+        def nested():
+            try:
+                try:
+                    raise KeyError("inner")
+                finally:
+                    print("inner finally")
+            except KeyError as e:
+                print("outer caught", e)
+                raise RuntimeError("re-raised")
+
+        try:
+            nested()
+        except RuntimeError as e:
+            print(e)
+        """,
+    ),
+    case(
+        "raise_from_and_raise_from_none",
+        """
+        class ParseError(Exception):
+            pass
+
+        def parse(text):
+            try:
+                return int(text)
+            except ValueError as e:
+                raise ParseError(f"not a number: {text!r}") from e
+
+        def lookup(d, k):
+            try:
+                return d[k]
+            except KeyError:
+                raise LookupError(f"no {k}") from None
+
+        for attempt in (lambda: parse("x"), lambda: lookup({}, "k")):
+            try:
+                attempt()
+            except Exception as e:
+                print(repr(e))
+        parse("42")
+        """,
+    ),
+    case(
+        "match_literal_sequence_mapping_class_and_guards",
+        """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Point:
+            x: int
+            y: int
+
+        def describe(value):
+            match value:
+                case 0 | 1:
+                    return "tiny"
+                case int(n) if n < 0:
+                    return f"negative {n}"
+                case int() | float():
+                    return "number"
+                case "quit":
+                    return "bye"
+                case str() as s:
+                    return f"str {s}"
+                case None:
+                    return "none"
+                case [x, y]:
+                    return f"pair {x},{y}"
+                case [first, *rest]:
+                    return f"list {first}+{len(rest)}"
+                case {"type": "user", "name": name}:
+                    return f"user {name}"
+                case {"type": kind, **others}:
+                    return f"{kind} {sorted(others)}"
+                case Point(x=0, y=y):
+                    return f"on the y axis at {y}"
+                case Point(a, b) if a == b:
+                    return f"diagonal {a}"
+                case Point():
+                    return "point"
+                case _:
+                    return "other"
+
+        values = [0, -4, 2.5, "quit", "hi", None, [1, 2], [1, 2, 3], (9,), {"type": "user", "name": "ann"},
+                  {"type": "bot", "id": 1, "v": 2}, Point(0, 5), Point(3, 3), Point(1, 2), {1, 2}]
+        [describe(v) for v in values]
+        """,
+    ),
+    case(
+        "annotated_assignments",
+        """
+        count: int = 0
+        names: list[str] = []
+        pending: dict[str, int]
+        names.append("a")
+        count += 1
+
+        def repeat(a: int, b: str = "x") -> str:
+            result: str = b * a
+            return result
+
+        class Config:
+            retries: int = 3
+            label: str = "cfg"
+
+        print(count, names, repeat(2), Config.retries, Config().label)
+        """,
+    ),
+    case(
+        "augmented_assignment_on_items_and_attributes",
+        """
+        from collections import Counter
+
+        class Box:
+            def __init__(self):
+                self.n = 0
+                self.items = [1, 2]
+                self.meta = {"hits": 0}
+
+        counts = {}
+        for word in "a b a c a b".split():
+            counts[word] = counts.get(word, 0)
+            counts[word] += 1
+        grid = [[0, 0], [0, 0]]
+        grid[1][0] += 5
+        box = Box()
+        box.n += 1
+        box.n *= 10
+        box.items[0] += 100
+        box.meta["hits"] += 2
+        tally = Counter()
+        tally["x"] += 3
+        s = "ab"
+        s += "c"
+        s *= 2
+        x = 3
+        x **= 2
+        x //= 2
+        x %= 3
+        x <<= 4
+        x |= 1
+        lst = [1]
+        lst += [2]
+        lst *= 2
+        print(counts, grid, box.n, box.items, box.meta, dict(tally), s, x, lst)
+        """,
+    ),
+    case(
+        "nonlocal_closures_and_global_in_functions",
+        """
+        def make_counter():
+            n = 0
+
+            def inc(step=1):
+                nonlocal n
+                n += step
+                return n
+
+            return inc
+
+        total = 0
+
+        def add(x):
+            global total
+            total += x
+
+        def define_new():
+            global created_later
+            created_later = "made inside a function"
+
+        counter = make_counter()
+        counter()
+        counter(5)
+        add(3)
+        add(4)
+        define_new()
+        print(counter(), total, created_later)
+        """,
+    ),
+    case(
+        "walrus_star_unpacking_and_swaps",
+        """
+        data = [3, 8, 1, 9, 4]
+        if (n := len(data)) > 3:
+            print("long", n)
+        doubled = [y for x in data if (y := x * 2) > 5]
+        print(doubled, y)
+        first, *middle, last = range(6)
+        head, (a, b), *tail = [0, (1, 2), 3, 4]
+        a, b = b, a
+        merged = [*data[:2], *"xy"]
+        combined = {**{"a": 1, "b": 2}, **{"b": 3}, "c": 4}
+
+        def f(*args, **kwargs):
+            return args, sorted(kwargs.items())
+
+        it = iter(data)
+        chunks = []
+        while (chunk := next(it, None)) is not None:
+            chunks.append(chunk)
+        print(first, middle, last, head, a, b, tail, merged, combined, f(*[1, 2], **{"k": 3}), chunks)
+        for i, (k, v) in enumerate(sorted(combined.items()), start=1):
+            print(i, k, v, sep=":")
+        """,
+    ),
+    case(
+        "print_with_sep_end_and_many_types",
+        """
+        print("a", "b", "c", sep="-", end="!\\n")
+        print("no newline", end="")
+        print(" then continued")
+        print()
+        print(*[1, 2, 3], sep=", ")
+        print(1, 2.5, None, True, [1, "x"], {"k": (1,)}, ("t",), b"raw", 1e-7, 10**20, -0.0, 2 + 3j)
+        print("tab\\tand\\nnewline", repr("quote's"), sep="|")
+        print("x", sep="")
+        """,
+    ),
+    case(
+        "str_format_and_percent_formatting",
+        """
+        print("{} + {} = {}".format(1, 2, 3))
+        print("{0}{1}{0}".format("ab", "cd"))
+        print("{name} is {age}".format(name="Al", age=3))
+        print("{:>8}|{:<6}|{:^7}|".format("r", "l", "c"))
+        print("{:.3f} {:,} {:08.2f} {:x} {:b} {:e} {:.0%}".format(3.14159, 1234567, 3.14159, 255, 5, 12345.678, 0.5))
+        print("{!r} {{literal}} {:{w}}|".format("s", "x", w=5))
+        print("{a}-{b}".format_map({"a": 1, "b": 2}))
+        print("%s=%d" % ("a", 5))
+        print("%5.2f|%-5s|%05d|" % (3.14159, "ab", 42))
+        print("%(name)s is %(age)d" % {"name": "Bo", "age": 7})
+        print("%x %o %e %r %% %c" % (255, 8, 12345.678, "q", 65))
+        print("%s" % [1, 2], "%s" % (("tuple",),))
+        template = "%s and %s"
+        pair = ("x", "y")
+        template % pair
+        """,
+    ),
+    case(
+        "functools_lru_cache_cache_partial_reduce_and_wraps",
+        """
+        import functools
+        from functools import lru_cache, partial, reduce, wraps
+
+        @lru_cache(maxsize=None)
+        def fib(n):
+            return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+        @functools.lru_cache
+        def square(n):
+            return n * n
+
+        @functools.cache
+        def cube(n):
+            return n**3
+
+        def logged(fn):
+            @wraps(fn)
+            def wrapper(*args, **kwargs):
+                print("calling with", args)
+                return fn(*args, **kwargs)
+
+            return wrapper
+
+        @logged
+        def add(a, b):
+            return a + b
+
+        def compare(a, b):
+            return (a > b) - (a < b)
+
+        power_of_two = partial(pow, 2)
+        square(4)
+        square(4)
+        print(fib(80), fib.cache_info().hits > 0, square.cache_info(), cube(3), add(2, 3))
+        print(power_of_two(10), reduce(lambda acc, x: acc * x, range(1, 6), 1))
+        print(sorted(["bb", "a", "ccc"], key=functools.cmp_to_key(lambda a, b: compare(len(b), len(a)))))
+        """,
+    ),
+    case(
+        "functools_total_ordering_and_cached_property",
+        """
+        from functools import cached_property, total_ordering
+
+        @total_ordering
+        class Version:
+            def __init__(self, text):
+                self.parts = tuple(int(p) for p in text.split("."))
+
+            def __eq__(self, other):
+                return self.parts == other.parts
+
+            def __lt__(self, other):
+                return self.parts < other.parts
+
+            @cached_property
+            def label(self):
+                print("computing label")
+                return "v" + ".".join(map(str, self.parts))
+
+        v1, v2 = Version("1.2.0"), Version("1.10.0")
+        print(v1 < v2, v1 >= v2, v2 > v1, max(v1, v2).label, max(v1, v2).label)
+        """,
+    ),
+    case(
+        "dataclasses_fields_defaults_frozen_and_ordering",
+        """
+        import dataclasses
+        from dataclasses import asdict, astuple, dataclass, field, replace
+
+        @dataclass
+        class Item:
+            name: str
+            price: float
+            tags: list[str] = field(default_factory=list)
+            qty: int = 1
+
+            def __post_init__(self):
+                self.name = self.name.strip()
+
+            @property
+            def total(self):
+                return self.price * self.qty
+
+        @dataclass(frozen=True, order=True)
+        class Point:
+            x: int
+            y: int = 0
+
+        item = Item("  pen ", 1.5, qty=4)
+        item.tags.append("office")
+        print(item, item.total, asdict(item), astuple(Point(1, 2)))
+        print(replace(item, qty=1) == Item("pen", 1.5, ["office"]), sorted([Point(2), Point(1, 5), Point(1, 1)]))
+        print([f.name for f in dataclasses.fields(Item)], dataclasses.is_dataclass(item))
+        try:
+            Point(1).x = 5
+        except dataclasses.FrozenInstanceError as e:
+            print("frozen:", e)
+        asdict(item)
+        """,
+    ),
+    case(
+        "json_dumps_loads_and_decode_errors",
+        """
+        import json
+
+        data = {"name": "caf\\u00e9", "nums": [1, 2.5, None, True], "nested": {"b": 1, "a": [{}]}}
+        text = json.dumps(data, indent=2, sort_keys=True)
+        print(text)
+        print(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        print(json.dumps({"when": 3 + 4j}, default=str))
+        print(json.loads('{"x": [1, {"y": null}]}'), json.loads("3.5"), json.loads('"s"'))
+        try:
+            json.loads("{bad json}")
+        except json.JSONDecodeError as e:
+            print("bad json at", e.pos, e.msg)
+        json.loads(text)
+        """,
+    ),
+    case(
+        "math_functions_and_constants",
+        """
+        import math
+
+        print(math.sqrt(16), math.floor(-2.5), math.ceil(2.1), math.gcd(12, 18), math.lcm(4, 6))
+        print(math.isclose(0.1 + 0.2, 0.3), round(math.pi, 5), round(math.e, 5), math.inf > 1e308)
+        print(math.log(8, 2), math.log10(1000), math.exp(0), math.hypot(3, 4), math.comb(10, 3), math.perm(5, 2))
+        print(math.prod([1, 2, 3, 4]), math.fsum([0.1] * 10), math.trunc(-3.7), math.copysign(1, -0.0))
+        print(math.degrees(math.pi), math.sin(math.pi / 2), math.factorial(20), math.isqrt(99), math.isnan(math.nan))
+        print(math.dist((0, 0), (3, 4)), math.modf(3.25), math.frexp(8.0), math.pow(2, 0.5))
+        """,
+    ),
+    case(
+        "re_findall_sub_groups_and_flags",
+        """
+        import re
+
+        text = "Contact: ann@example.com, bob@test.org; dates 2024-01-15 and 2023-12-31."
+        print(re.findall(r"\\d+", text))
+        print(re.sub(r"(\\w+)@(\\w+)", r"\\2 at \\1", text))
+        print(re.sub(r"[aeiou]", lambda m: m.group(0).upper(), "banana"))
+        pattern = re.compile(r"(?P<year>\\d{4})-(?P<month>\\d\\d)-(?P<day>\\d\\d)")
+        m = pattern.search(text)
+        print(m.group("year"), m.groupdict(), m.groups(), m.span(), m.group(0), pattern.pattern)
+        print([m.group() for m in pattern.finditer(text)], re.split(r"[,;]\\s*", "a, b;c"))
+        print(re.fullmatch(r"[a-z]+", "abc") is not None, re.match("x", "abc"), re.escape("a.b*c"))
+        print(re.findall(r"^\\w", "one\\ntwo", flags=re.MULTILINE), re.search("HELLO", "say hello", re.I).start())
+        print(re.subn(r"o", "0", "foo boo"), re.compile(r"\\s+").split("a  b   c"))
+        """,
+    ),
+    case(
+        "datetime_arithmetic_parsing_and_formatting",
+        """
+        from datetime import date, datetime, time, timedelta, timezone
+
+        d = date(2024, 2, 28)
+        later = d + timedelta(days=2)
+        print(later, later.isoformat(), later.strftime("%A %d %B %Y"), later.weekday(), repr(later))
+        dt = datetime(2024, 1, 1, 12, 30, tzinfo=timezone.utc)
+        print(dt.isoformat(), dt.timestamp(), dt + timedelta(hours=36), dt.date(), dt.time())
+        parsed = datetime.fromisoformat("2024-03-05T10:00:00")
+        print(parsed, datetime.strptime("05/03/2024", "%d/%m/%Y"), (parsed - datetime(2024, 1, 1)).days)
+        gap = timedelta(hours=36, minutes=5)
+        print(gap, gap.total_seconds(), str(timedelta(days=-1)), time(9, 30).isoformat(), d < later)
+        print(f"{d:%Y/%m/%d}", date.fromordinal(738000), dt.astimezone(timezone(timedelta(hours=2))).hour)
+        later.isoformat()
+        """,
+    ),
+    case(
+        "collections_counter_defaultdict_namedtuple_deque_ordereddict",
+        """
+        import collections
+        from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
+
+        words = "the cat and the hat and the bat".split()
+        counts = Counter(words)
+        print(counts.most_common(2), counts["missing"], counts.total(), sorted(counts.elements())[:3])
+        print(Counter("aab") + Counter("bc"), Counter("aab") - Counter("a"))
+        groups = defaultdict(list)
+        for w in words:
+            groups[len(w)].append(w)
+        freq = defaultdict(int)
+        for w in words:
+            freq[w] += 1
+        print(dict(groups), dict(freq))
+        Point = namedtuple("Point", ["x", "y"])
+        p = Point(1, y=2)
+        print(p, p._asdict(), p._replace(x=5), Point._fields, Point._make([7, 8]), p.x + p[1])
+        dq = deque([1, 2, 3], maxlen=4)
+        dq.append(4)
+        dq.append(5)
+        dq.appendleft(0)
+        dq.rotate(1)
+        print(list(dq), dq.popleft(), dq.maxlen)
+        od = OrderedDict(a=1, b=2, c=3)
+        od.move_to_end("a")
+        print(list(od), od.popitem(last=False))
+        chain = collections.ChainMap({"a": 1}, {"a": 2, "b": 3})
+        print(chain["a"], chain["b"], sorted(chain))
+        p._asdict()
+        """,
+    ),
+    case(
+        "itertools_combinatorics_and_iterators",
+        """
+        import itertools
+        from itertools import accumulate, chain, groupby, islice, product
+
+        print(list(chain([1, 2], "ab")), list(chain.from_iterable([[1], [2, 3]])))
+        print([(k, list(g)) for k, g in groupby(sorted("aabbbc"))])
+        print(list(product("ab", repeat=2)), list(itertools.permutations([1, 2, 3], 2))[:4])
+        print(list(itertools.combinations("abcd", 2)), list(itertools.combinations_with_replacement("ab", 2)))
+        print(list(accumulate([1, 2, 3, 4])), list(accumulate([3, 1, 4], max)), list(islice(itertools.count(10, 5), 3)))
+        print(list(islice(itertools.cycle("xy"), 5)), list(itertools.repeat(7, 3)), list(itertools.pairwise("abc")))
+        print(list(itertools.starmap(pow, [(2, 3), (3, 2)])), list(itertools.takewhile(lambda x: x < 3, [1, 2, 5, 1])))
+        print(list(itertools.dropwhile(lambda x: x < 3, [1, 2, 5, 1])), list(itertools.zip_longest("ab", "c", fillvalue="-")))
+        print(list(itertools.compress("abcd", [1, 0, 1, 0])), list(itertools.filterfalse(lambda x: x % 2, range(6))))
+        a, b = itertools.tee([1, 2])
+        print(list(a), list(b))
+        """,
+    ),
+    case(
+        "statistics_summaries",
+        """
+        import statistics
+
+        data = [2, 4, 4, 4, 5, 5, 7, 9]
+        print(statistics.mean(data), statistics.median(data), statistics.mode(data), statistics.median_low([1, 3, 5, 7]))
+        print(statistics.pstdev(data), round(statistics.stdev(data), 6), statistics.variance(data))
+        print(statistics.multimode("aabbc"), statistics.quantiles(data, n=4), statistics.fmean([1, 2]))
+        print(statistics.harmonic_mean([40, 60]), statistics.median_high([1, 3, 5, 7]))
+        """,
+    ),
+    case(
+        "random_seeded_instance_and_module_seed",
+        """
+        import random
+
+        rng = random.Random(1)
+        print([rng.randint(1, 100) for _ in range(5)], rng.random(), rng.choice("abcdef"))
+        deck = list(range(10))
+        rng.shuffle(deck)
+        print(deck, rng.sample(range(100), 3), round(rng.uniform(1, 2), 6), rng.choices("ab", k=4))
+        random.seed(3)
+        first = random.random()
+        random.seed(3)
+        print(first == random.random(), random.randint(1, 6))
+        random.seed(3)
+        random.random()
+        """,
+    ),
+    case(
+        "string_constants_template_and_capwords",
+        """
+        import string
+        from string import Template
+
+        print(string.ascii_lowercase, string.ascii_uppercase, string.digits, string.hexdigits)
+        print(string.punctuation, repr(string.whitespace), len(string.printable), string.octdigits)
+        t = Template("$who likes ${what}!")
+        print(t.substitute(who="tim", what="pie"), t.safe_substitute(who="ann"), t.template)
+        print(Template("$x costs $$5").substitute({"x": "it"}), string.capwords("hello   big world"))
+        """,
+    ),
+    case(
+        "textwrap_wrap_fill_dedent_indent_shorten",
+        """
+        import textwrap
+
+        text = "The quick brown fox jumps over the lazy dog and keeps on running far away."
+        print(textwrap.wrap(text, width=20))
+        print(textwrap.fill(text, width=30))
+        print(textwrap.dedent("    a\\n      b\\n    c"))
+        print(textwrap.indent("x\\ny", "> "))
+        print(textwrap.shorten(text, width=30, placeholder="..."))
+        wrapper = textwrap.TextWrapper(width=15, initial_indent="* ", subsequent_indent="  ")
+        print(wrapper.fill(text))
+        """,
+    ),
+    case(
+        "decimal_arithmetic_quantize_and_local_context",
+        """
+        import decimal
+        from decimal import ROUND_HALF_UP, Decimal
+
+        print(Decimal("0.1") + Decimal("0.2"), Decimal(1) / Decimal(7), Decimal("1.10").normalize())
+        print(Decimal("2.675").quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), Decimal("3.14159").quantize(Decimal("0.01")))
+        with decimal.localcontext() as ctx:
+            ctx.prec = 5
+            print(Decimal(1) / Decimal(3))
+        print(Decimal(1) / Decimal(3), sum([Decimal("0.10")] * 3), int(Decimal("3.7")), Decimal("2") ** 10)
+        print(Decimal("1.5") * 2, Decimal("7") % Decimal("3"), Decimal("-7") // Decimal("2"), repr(Decimal("0.5")))
+        str(Decimal("19.99") * 3)
+        """,
+    ),
+    case(
+        "fractions_arithmetic",
+        """
+        from fractions import Fraction
+
+        a = Fraction(1, 3) + Fraction(1, 6)
+        print(a, Fraction("3/4") * 2, Fraction(0.75), Fraction(3.14159).limit_denominator(100), repr(a))
+        print(a.numerator, a.denominator, float(Fraction(1, 4)), Fraction(2, 3) ** 2, Fraction(5, 3) // 1, Fraction(7, 2) % 1)
+        [str(Fraction(1, n)) for n in range(1, 4)]
+        """,
+    ),
+    case(
+        "base64_hashlib_and_uuid5",
+        """
+        import base64
+        import hashlib
+        import json
+        import uuid
+
+        raw = json.dumps({"a": 1}).encode()
+        encoded = base64.b64encode(raw).decode()
+        print(encoded, base64.b64decode(encoded), base64.urlsafe_b64encode(b"\\xfb\\xff"), base64.b32encode(b"hi"))
+        print(base64.b16encode(b"hi"), base64.urlsafe_b64decode("-_8="))
+        print(hashlib.sha256(b"abc").hexdigest(), hashlib.md5(b"abc").hexdigest(), hashlib.sha1(b"abc").hexdigest())
+        h = hashlib.sha256()
+        h.update(b"a")
+        h.update(b"bc")
+        print(h.hexdigest() == hashlib.sha256(b"abc").hexdigest(), hashlib.blake2b(b"x", digest_size=8).hexdigest())
+        print(hashlib.sha512(b"abc").hexdigest()[:16], len(hashlib.sha256(b"").digest()))
+        u = uuid.uuid5(uuid.NAMESPACE_DNS, "example.com")
+        print(u, u.hex, u.version, uuid.uuid3(uuid.NAMESPACE_URL, "https://x.org"), uuid.UUID(int=1))
+        str(uuid.UUID("12345678123456781234567812345678"))
+        """,
+    ),
+    case(
+        "heapq_and_bisect",
+        """
+        import bisect
+        import heapq
+
+        data = [5, 1, 8, 3, 9, 2]
+        heap = list(data)
+        heapq.heapify(heap)
+        heapq.heappush(heap, 0)
+        print([heapq.heappop(heap) for _ in range(3)], heapq.nlargest(2, data), heapq.nsmallest(2, data, key=lambda x: -x))
+        print(heapq.heappushpop(heap, 4), list(heapq.merge([1, 4], [2, 3])))
+        tasks = []
+        heapq.heappush(tasks, (2, "write"))
+        heapq.heappush(tasks, (1, "read"))
+        print(heapq.heappop(tasks))
+        sorted_data = sorted(data)
+        print(bisect.bisect_left(sorted_data, 5), bisect.bisect_right(sorted_data, 5), bisect.bisect(sorted_data, 4))
+        bisect.insort(sorted_data, 4)
+        print(sorted_data, bisect.bisect_left([{"k": 1}, {"k": 5}], 3, key=lambda d: d["k"]))
+        """,
+    ),
+    case(
+        "typing_annotations_typeddict_and_namedtuple",
+        """
+        from typing import Any, Callable, Dict, List, Literal, NamedTuple, Optional, TypedDict, Union
+
+        class Movie(TypedDict):
+            title: str
+            year: int
+
+        class Pair(NamedTuple):
+            left: int
+            right: int = 0
+
+        Mode = Literal["fast", "slow"]
+
+        def first(items: List[int], default: Optional[int] = None) -> Optional[int]:
+            return items[0] if items else default
+
+        def apply(x: Union[int, str], fn: Callable[[Any], Any] = str, mode: Mode = "fast") -> Dict[str, Any]:
+            return {"x": fn(x), "mode": mode}
+
+        movie: Movie = {"title": "Heat", "year": 1995}
+        p = Pair(1)
+        print(first([3, 4]), first([], -1), movie["title"], p, p.left + p.right, p._asdict(), Pair(2, 3) > p)
+        print(apply(5), Movie(title="X", year=1), isinstance(movie, dict))
+        apply("y", str.upper)
+        """,
+    ),
+    case(
+        "builtins_sorted_min_max_enumerate_zip_map_filter",
+        """
+        people = [{"name": "bo", "age": 31}, {"name": "al", "age": 25}, {"name": "cy", "age": 31}]
+        print(sorted(people, key=lambda p: (-p["age"], p["name"])))
+        print(sorted(["b", "A", "c"], key=str.lower), sorted([3, 1, 2], reverse=True))
+        print(min(people, key=lambda p: p["age"])["name"], max([], default="empty"), max(3, 7, 5))
+        scores = {"a": 3, "b": 9, "c": 1}
+        print(max(scores, key=scores.get), min(scores.items(), key=lambda kv: kv[1]))
+        print(list(enumerate("xy", start=1)), list(zip([1, 2, 3], "ab")), list(map(str.upper, ["a", "b"])))
+        print(list(filter(None, [0, 1, "", "x", None])), list(map(lambda a, b: a + b, [1, 2], [10, 20])))
+        print(list(reversed([1, 2, 3])), list(range(10, 0, -3)), sum([1, 2], 10), any([]), all([]))
+        print(divmod(17, 5), pow(2, 10), pow(3, 4, 5), abs(-2.5), round(2.675, 2), round(2.5), round(3.5), round(-0.5))
+        print(chr(65), ord("a"), bin(10), hex(255), oct(8), int("ff", 16), int("0b101", 0), float("1e-3"))
+        print(len("héllo"), ascii("héllo"), bool([]), list("abc"), tuple([1]), set([1, 1]), frozenset([2]) | {3})
+        print(callable(len), hasattr(people, "append"), iter([1]) is not None, next(iter([]), "done"))
+        """,
+    ),
+    case(
+        "getattr_setattr_and_hasattr_on_own_objects",
+        """
+        class Settings:
+            def __init__(self):
+                self.color = "red"
+                self._private = "mine"
+
+            def describe(self):
+                return f"color={self.color}"
+
+        s = Settings()
+        setattr(s, "size", 3)
+        names = ["color", "size", "missing"]
+        print([getattr(s, n, None) for n in names], hasattr(s, "color"), hasattr(s, "nope"))
+        print(getattr(s, "describe")(), s._private, getattr(s, "_private"))
+        delattr(s, "size")
+        print(hasattr(s, "size"))
+        method = getattr("text", "upper")
+        method()
+        """,
+    ),
+    case(
+        "dict_and_set_operations",
+        """
+        d = {"a": 1, "b": 2}
+        d.update(c=3)
+        d.setdefault("d", 4)
+        d.setdefault("a", 100)
+        popped = d.pop("b")
+        missing = d.pop("zz", None)
+        merged = d | {"e": 5}
+        merged |= {"a": 0}
+        del merged["c"]
+        print(d, popped, missing, merged, list(d.keys()), list(d.values()), "a" in d, d.get("x", "dflt"))
+        print(dict.fromkeys("ab", 0), dict(zip("xy", [1, 2])), d.copy() == d, d.popitem(), len(d))
+        s1, s2 = {1, 2, 3}, {3, 4}
+        print(s1 | s2, s1 & s2, s1 - s2, s1 ^ s2, s1.issubset({1, 2, 3, 4}), {1}.isdisjoint(s2))
+        s1.add(10)
+        s1.discard(1)
+        s1.discard(99)
+        print(sorted(s1), sorted(s1.union([7], (8,))), frozenset({1, 2}) == {1, 2})
+        sorted({"b", "a"} | {"c"})
+        """,
+    ),
+    case(
+        "slicing_and_slice_assignment",
+        """
+        nums = list(range(10))
+        print(nums[2:5], nums[-3:], nums[::2], nums[::-1], nums[8:2:-2], nums[:0], nums[100:])
+        text = "Hello, World"
+        print(text[7:], text[-5:-1], text[::-1], (1, 2, 3, 4)[1:3], text[slice(0, 5)])
+        nums[1:3] = ["a", "b", "c"]
+        del nums[-2:]
+        nums[::3] = [0] * len(nums[::3])
+        del nums[0]
+        print(nums)
+        nums[:2]
+        """,
+    ),
+    case(
+        "string_methods",
+        """
+        s = "  Hello, World! Hello!  "
+        print(s.strip(), s.lstrip(), s.rstrip(" !"), s.split(), "a,b,,c".split(","), "a b c".split(" ", 1))
+        print("a-b-c".rsplit("-", 1), "-".join(["x", "y"]), s.replace("Hello", "Bye", 1), s.upper(), s.lower())
+        print("hello world".title(), "hello".capitalize(), "HeLLo".swapcase(), "ß".casefold(), s.count("Hello"))
+        print(s.find("World"), s.rfind("Hello"), s.index("W"), "abc".startswith(("x", "a")), "abc".endswith("bc"))
+        print("42".zfill(5), "ab".center(6, "*"), "ab".ljust(4, "."), "ab".rjust(4), "k=v=w".partition("="))
+        print("k=v=w".rpartition("="), "l1\\nl2\\r\\nl3".splitlines(), "123".isdigit(), "abc".isalpha(), " ".isspace())
+        print("prefix_name".removeprefix("prefix_"), "file.txt".removesuffix(".txt"), "abc".translate(str.maketrans("ab", "xy")))
+        print("café".encode("utf-8"), b"caf\\xc3\\xa9".decode(), "a\\tb".expandtabs(4), "x".isidentifier(), "Ab1".isalnum())
+        " | ".join(word[::-1] for word in "one two".split())
+        """,
+    ),
+    case(
+        "int_and_float_edge_cases",
+        """
+        a, b = -7, 2
+        big = 2**100
+        print(big, a // b, a % 3, 7 % -3, a % b, -a // b, divmod(a, b), 10**20 // 3, big.bit_length())
+        print(0.1 + 0.2, 1 / 3, 5 / 2, 5 // 2.0, 2**-1, 3**0.5, (-8) ** (1 / 3), 1e16 + 1, 1e308 * 10)
+        print(float("inf") > 1e308, float("nan") != float("nan"), int(-3.9), int(1e20), str(1e20), repr(1e-7))
+        print((255).to_bytes(2, "big"), int.from_bytes(b"\\x01\\x00", "little"), abs(-0.0), 1_000_000, 0x1F, 0o17, 0b11)
+        print(True + True, (1.5).as_integer_ratio(), (4.0).is_integer(), complex(1, 2) * 2, max(1, 2.0), sum([0.1] * 10))
+        print(len(str(3**2000)), str(2**1000)[:10], int("  42 "), float(" -1.5 "), round(123.456, -1), round(1e-10, 3))
+        x = 12
+        y = 5
+        print(x * y, x**y, x << 3, x >> 1, x % y, x & y, x | y, x ^ y, ~x, -x, +x, x / y, x // y)
+        [big % 1000, 2**63, -(2**63), 1.5e300, -0.0]
+        """,
+    ),
+    case(
+        "size_guarded_operators_keep_their_meaning_on_every_type",
+        """
+        from datetime import timedelta
+        from decimal import Decimal
+        from fractions import Fraction
+
+        class Money:
+            def __init__(self, cents):
+                self.cents = cents
+
+            def __mul__(self, k):
+                return Money(self.cents * k)
+
+            def __rmul__(self, k):
+                return Money(self.cents * k)
+
+            def __mod__(self, k):
+                return Money(self.cents % k)
+
+            def __pow__(self, k):
+                return Money(self.cents**k)
+
+            def __repr__(self):
+                return f"Money({self.cents})"
+
+        n, s, l, t = 3, "ab", [1], (2,)
+        print(n * s, s * n, l * n, n * t, Money(5) * n, n * Money(5), Money(7) % n, Money(2) ** n)
+        print(Decimal("1.5") * n, Fraction(1, 3) * n, timedelta(hours=1) * n, 2.5 * n, True * n, n * 1.5)
+        print(n**2, 2.0**n, Decimal(2) ** n, Fraction(2, 3) ** n, (-n) ** 3, n**-1, pow(n, 2), 0**0)
+        print(n << 2, True << n, "%s-%s" % (n, s), "%d%%" % n, n % 2, -n % 5, 7.5 % 2, Decimal(7) % n)
+        b, ba = b"xy", bytearray(b"z")
+        print(b * 2, ba * 2, b"%d" % n, [[0] * 2] * 2)
+        """,
+    ),
+    case(
+        "underscore_loop_variable_and_private_names",
+        """
+        total = 0
+        for _ in range(3):
+            total += 1
+        _cache = {}
+        _cache["k"] = total
+
+        def _helper(x):
+            return x * 2
+
+        print(total, _cache, _helper(4), [0 for _ in range(2)])
+        """,
+    ),
+]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+async def test_script_prints_and_returns_what_cpython_does(sb: Sandbox, case: Case) -> None:
+    """The sandbox's stdout and value equal plain CPython's for the same script."""
+    expected_stdout, expected_value = await anyio.to_thread.run_sync(run_in_cpython, case.code)
+    result = await sb.run(case.code)
+    assert result.error is None, f"{result.error!r}\n{result.error.traceback if result.error else ''}"
+    assert result.stdout == expected_stdout
+    assert result.value == expected_value
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_reference_wrapper_runs_every_script(case: Case) -> None:
+    """Every script runs cleanly in plain CPython, so a sandbox failure is the sandbox's."""
+    run_in_cpython(case.code)
