@@ -1,11 +1,62 @@
-"""codemode: a whole tool catalog behind one fixed `code` tool."""
+"""codemode: a whole tool catalog behind one fixed `code` tool.
+
+Example:
+    ```python
+    from codemode import Catalog, CodeMode
+
+    catalog = Catalog()
+
+    @catalog.tool
+    async def get_weather(city: str) -> dict:
+        \"\"\"Get the weather forecast for a city.\"\"\"
+        return {"city": city, "forecast": "sunny"}
+
+    async with CodeMode(catalog) as cm:
+        state = cm.new_state()
+        result = await cm.execute('return await tools.get_weather(city="Paris")', state)
+    ```
+"""
 
 from __future__ import annotations
 
+from codemode.catalog import Catalog as Catalog
+from codemode.catalog import CatalogChange as CatalogChange
+from codemode.code_mode import CodeMode as CodeMode
+from codemode.code_mode import ExecuteResult as ExecuteResult
+from codemode.code_tool import CodeTool as CodeTool
+from codemode.config import build_catalog as build_catalog
+from codemode.config import load_config as load_config
+from codemode.discovery import Announcement as Announcement
+from codemode.discovery import DiscoveryState as DiscoveryState
 from codemode.errors import CatalogError as CatalogError
 from codemode.errors import CodemodeError as CodemodeError
 from codemode.errors import ConfigError as ConfigError
 from codemode.errors import ToolError as ToolError
+from codemode.runtime import ToolCall as ToolCall
+from codemode.search import Ranker as Ranker
+from codemode.search import SearchIndex as SearchIndex
 from codemode.tools import Tool as Tool
+from codemode.tools import tool_from_function as tool_from_function
+from sandbox import Limits as Limits
 
-__all__ = ["CatalogError", "CodemodeError", "ConfigError", "Tool", "ToolError"]
+__all__ = [
+    "Announcement",
+    "Catalog",
+    "CatalogChange",
+    "CatalogError",
+    "CodeMode",
+    "CodeTool",
+    "CodemodeError",
+    "ConfigError",
+    "DiscoveryState",
+    "ExecuteResult",
+    "Limits",
+    "Ranker",
+    "SearchIndex",
+    "Tool",
+    "ToolCall",
+    "ToolError",
+    "build_catalog",
+    "load_config",
+    "tool_from_function",
+]

@@ -96,7 +96,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         for part in [*module.split("."), *(alias.name for alias in node.names)]:
             if part.startswith("_"):
                 self.error(node, f"`{part}` cannot be imported: names starting with `_` are private in the sandbox")
-        return super().check_import_names(node)  # type: ignore[no-any-return]
+        return super().check_import_names(node)
 
     # -- async, scopes, classes -------------------------------------------------------------------------
 

@@ -1,0 +1,182 @@
+"""`CodeMode`: a catalog behind one fixed `code` tool, and `execute`, which runs the model's code against it.
+
+Example:
+    ```python
+    catalog = Catalog()
+
+    @catalog.tool
+    async def get_weather(city: str) -> dict:
+        \"\"\"Get the weather forecast for a city.\"\"\"
+        return {"city": city, "forecast": "sunny"}
+
+    async with CodeMode(catalog) as cm:
+        state = cm.new_state()
+        result = await cm.execute('print(await tools.search("weather"))', state)
+        print(result.text, result.announcement)
+    ```
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Self
+
+from codemode.code_tool import CodeTool, build_code_tool
+from codemode.discovery import Announcement, DiscoveryState, plan_announcement
+from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
+from codemode.search import SearchIndex, normalize_ranking
+from sandbox import Limits, RunResult, Sandbox
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from codemode.catalog import Catalog, CatalogChange
+    from codemode.search import Ranker
+    from codemode.tools import Tool
+
+MAX_VALUE_TEXT = 20_000
+"""Characters of the returned value shown to the model before it is cut with a marker."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecuteResult:
+    """The outcome of one `execute`."""
+
+    text: str
+    """The tool result for the model: printed output, the returned value (JSON), then the error if any."""
+    announcement: str | None
+    """Conversation content announcing newly discovered (or changed, or removed) tools; None if nothing new."""
+    run: RunResult
+    """The sandbox's own result."""
+    calls: tuple[ToolCall, ...] = ()
+    """The tool calls the code made, in order."""
+    announced: Announcement = field(default_factory=Announcement)
+    """What the announcement holds, as data."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the code ran without error."""
+        return self.run.ok
+
+
+class CodeMode:
+    """A catalog of any size behind one `code` tool whose definition never changes.
+
+    Args:
+        catalog: The tools.
+        search: A custom ranker replacing the built-in BM25 search (sync or async; see `codemode.search.Ranker`).
+        sandbox: A sandbox to run code in; by default one is made (and owned) with `limits` and `isolation`.
+        limits: Per-run limits for the default sandbox.
+        isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only).
+        hide_errors: Show the model only the exception type of a failing tool, not its message.
+        max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        search: Ranker | None = None,
+        sandbox: Sandbox | None = None,
+        limits: Limits | None = None,
+        isolation: Literal["process", "inline"] = "process",
+        hide_errors: bool = False,
+        max_tool_result: int = 1024 * 1024,
+    ) -> None:
+        self.catalog = catalog
+        self._owns_sandbox = sandbox is None
+        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation)
+        self.limits = self.sandbox.limits
+        self._ranker = search
+        self._hide_errors = hide_errors
+        self._max_tool_result = max_tool_result
+        self._cache = StubCache()
+        self._index = SearchIndex(catalog) if search is None else None
+        self._unsubscribe = catalog.subscribe(self._on_change)
+        self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
+        self.tool: CodeTool = build_code_tool(
+            limits=self.limits, loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred]
+        )
+        """The `code` tool: the same bytes for the life of this object."""
+
+    async def __aenter__(self) -> Self:
+        if self._owns_sandbox:
+            await self.sandbox.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Release the sandbox (if this object made it)."""
+        if self._owns_sandbox:
+            await self.sandbox.aclose()
+
+    def new_state(self) -> DiscoveryState:
+        """A fresh discovery state, for a new conversation."""
+        return DiscoveryState()
+
+    def state_from_history(self, texts: list[str]) -> DiscoveryState:
+        """The discovery state of a conversation, from the texts of its messages."""
+        return DiscoveryState.from_history(texts)
+
+    async def execute(self, code: str, state: DiscoveryState) -> ExecuteResult:
+        """Run the model's code; `state` records what gets announced."""
+        runtime = ToolRuntime(
+            catalog=self.catalog,
+            search=self._search,
+            cache=self._cache,
+            hide_errors=self._hide_errors,
+            max_result=self._max_tool_result,
+        )
+        run = await self.sandbox.run(code, functions={"tools": runtime.namespace()}, error_names=(ERROR_NAME,))
+        announced = plan_announcement(
+            state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
+        )
+        announced.apply(state)
+        return ExecuteResult(
+            text=render_text(run),
+            announcement=announced.text() if announced else None,
+            run=run,
+            calls=tuple(runtime.calls),
+            announced=announced,
+        )
+
+    async def _search(self, query: str, k: int) -> list[Tool]:
+        if self._index is not None:
+            return [tool for tool, _ in self._index.search(query, k)]
+        assert self._ranker is not None
+        tools = list(self.catalog)
+        ranked = self._ranker(query, tools)
+        names = await ranked if inspect.isawaitable(ranked) else ranked
+        return normalize_ranking(names, tools)[:k]
+
+    def _on_change(self, change: CatalogChange) -> None:
+        if self._index is None:
+            return
+        for tool in change.removed:
+            if tool.name in self._index:
+                self._index.remove(tool.name)
+        for tool in change.added:
+            self._index.add(tool)
+
+
+def render_text(run: RunResult, *, max_value: int = MAX_VALUE_TEXT) -> str:
+    """The tool result the model reads: output, then the returned value, then the error."""
+    parts = []
+    if run.stdout:
+        parts.append(run.stdout.rstrip("\n"))
+    if run.value is not None:
+        value = json.dumps(run.value, ensure_ascii=False, indent=1)
+        if len(value) > max_value:
+            value = f"{value[:max_value]}\n[... {len(value) - max_value:,} more characters cut; return less]"
+        parts.append(f"Returned: {value}")
+    if run.error is not None:
+        parts.append(run.error.traceback or f"Error: {run.error.message}")
+        if run.error.traceback and run.error.kind != "runtime":
+            parts.append(f"({run.error.kind})")
+    return "\n".join(parts) if parts else "(no output: `print` what you need to see, or `return` a value)"

@@ -1,0 +1,67 @@
+"""The `code` tool: its name, its description and its input schema, fixed when `CodeMode` is built.
+
+Its bytes depend only on the limits, the modules offered and the stubs of always-loaded tools, never on how
+many tools the catalog holds or which were discovered, so the provider's prompt cache holds for the whole
+conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from codemode._json import JsonObject
+    from sandbox import Limits
+
+MODULES = (
+    "asyncio json math re datetime collections itertools functools statistics random string textwrap decimal "
+    "fractions base64 hashlib uuid heapq bisect typing dataclasses copy enum operator time unicodedata html "
+    "urllib.parse calendar difflib"
+).split()
+
+INPUT_SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {"code": {"type": "string", "description": "Python source to run."}},
+    "required": ["code"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodeTool:
+    """The one tool the model is given."""
+
+    name: str
+    """The tool's name (`code`)."""
+    description: str
+    """What the model reads to learn how to use it."""
+    input_schema: JsonObject
+    """JSON Schema of the input: `{"code": str}`."""
+
+    def to_json(self) -> JsonObject:
+        """Name, description and input schema as plain data."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+def build_code_tool(*, limits: Limits, loaded_stubs: Sequence[str] = (), name: str = "code") -> CodeTool:
+    """The `code` tool's definition for these limits and always-loaded tool stubs."""
+    lines = [
+        "Run Python to find and use tools. The code is the body of an async function: use top-level `await`,",
+        "and `return` a value or `print` what you need to see. Only printed output and the returned value come",
+        "back, so filter, join and summarise data in code rather than returning it all.",
+        "",
+        '- `await tools.search("what you need", max_results=5)` -> [{"name", "description", "signature"}].',
+        "  The full definitions of tools you find are shown to you after the run.",
+        "- `await tools.describe(name)` -> one tool's full definition as a Python stub.",
+        "- `await tools.<name>(arg=value, ...)` calls a tool with keyword arguments; results are JSON data.",
+        "  A failed call raises `ToolError` with a message saying what to fix.",
+        "- Run independent calls together: `a, b = await asyncio.gather(tools.x(...), tools.y(...))`.",
+        f"- Modules: {', '.join(MODULES)}. No files, network or processes.",
+        f"- Per run: {limits.timeout:g} s, {limits.calls:,} tool calls, {limits.output:,} characters of output.",
+    ]
+    if loaded_stubs:
+        lines += ["", "Tools you can call without searching:", "", *("\n\n".join(loaded_stubs)).splitlines()]
+    return CodeTool(name=name, description="\n".join(lines), input_schema=INPUT_SCHEMA)

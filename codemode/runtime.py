@@ -1,0 +1,255 @@
+"""The bridge between a catalog and the sandbox: what `tools.<name>(...)`, `tools.search` and `tools.describe` do.
+
+Everything the model gets wrong comes back as a `ToolError` it can read and act on: unknown names (with close
+matches), arguments that do not fit the schema (the parameter, what was expected, what was given), handlers
+that raise, results that are not JSON or are too large.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
+from pydantic_core import to_jsonable_python
+
+from codemode.stubs import parameter_names, render_signature, render_stub
+from sandbox import FunctionError, Namespace
+
+if TYPE_CHECKING:
+    from codemode._json import JsonObject, JsonValue
+    from codemode.catalog import Catalog
+    from codemode.tools import Tool
+
+ERROR_NAME = "ToolError"
+SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
+
+
+def tool_error(message: str) -> FunctionError:
+    """An error the model sees as `ToolError: <message>`."""
+    return FunctionError(message, type_name=ERROR_NAME)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool call a run made."""
+
+    name: str
+    """The tool's original name."""
+    arguments: dict[str, JsonValue]
+    """The arguments as the model passed them."""
+    duration: float
+    """Seconds the call took."""
+    ok: bool
+    """Whether it returned a result."""
+    error: str | None = None
+    """The message the model saw, when it failed."""
+
+
+class StubCache:
+    """Stubs and validators per tool, rendered once per definition (a tool replaced by a new one re-renders)."""
+
+    def __init__(self) -> None:
+        self._stubs: dict[str, tuple[Tool, str]] = {}
+        self._validators: dict[str, tuple[Tool, Any, dict[str, str]]] = {}
+
+    def stub(self, tool: Tool) -> str:
+        """The tool's full stub."""
+        cached = self._stubs.get(tool.name)
+        if cached is None or cached[0] is not tool:
+            cached = (tool, render_stub(tool))
+            self._stubs[tool.name] = cached
+        return cached[1]
+
+    def validator(self, tool: Tool) -> tuple[Any, dict[str, str]]:
+        """The tool's argument validator and its stub-name -> schema-name map."""
+        cached = self._validators.get(tool.name)
+        if cached is None or cached[0] is not tool:
+            validator_class = jsonschema.validators.validator_for(tool.parameters)
+            cached = (tool, validator_class(tool.parameters), parameter_names(tool.parameters))
+            self._validators[tool.name] = cached
+        return cached[1], cached[2]
+
+
+class CatalogStubs(Mapping[str, str]):
+    """The current stub of every catalog tool by original name, rendered only when looked up."""
+
+    def __init__(self, catalog: Catalog, cache: StubCache) -> None:
+        self.catalog = catalog
+        self.cache = cache
+
+    def __getitem__(self, name: str) -> str:
+        tool = self.catalog.get(name)
+        if tool is None or tool.name != name:
+            raise KeyError(name)
+        return self.cache.stub(tool)
+
+    def __iter__(self) -> Any:
+        return (tool.name for tool in self.catalog)
+
+    def __len__(self) -> int:
+        return len(self.catalog)
+
+
+class ToolRuntime:
+    """One `execute`'s view of the catalog: resolves `tools.<name>`, and records discoveries and calls."""
+
+    def __init__(
+        self, *, catalog: Catalog, search: SearchFunction, cache: StubCache, hide_errors: bool, max_result: int
+    ) -> None:
+        self.catalog = catalog
+        self.search_tools = search
+        self.cache = cache
+        self.hide_errors = hide_errors
+        self.max_result = max_result
+        self.discovered: dict[str, None] = {}
+        self.calls: list[ToolCall] = []
+
+    def namespace(self) -> Namespace:
+        """The sandbox namespace the model's code sees as `tools`."""
+        return Namespace(self.resolve)
+
+    def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
+        """The host function behind `tools.<name>`."""
+        if name == "search":
+            return self.search
+        if name == "describe":
+            return self.describe
+        tool = self.catalog.get(name)
+        if tool is None:
+            raise tool_error(self._unknown(name))
+
+        async def call(*args: JsonValue, **kwargs: JsonValue) -> JsonValue:
+            return await self.call(tool, args, kwargs)
+
+        return call
+
+    def _unknown(self, name: str) -> str:
+        matches = [tool.alias for tool in self.catalog.similar(name, limit=3)]
+        hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
+        return f'there is no tool named {name!r}.{hint} Find tools with `await tools.search("what you need")`.'
+
+    async def search(self, query: str, max_results: int = 5) -> list[JsonValue]:
+        """`tools.search(query, max_results=5)`: the best matching tools, as name/description/signature."""
+        if not isinstance(query, str) or not query.strip():
+            raise tool_error('tools.search() needs a query string, e.g. `await tools.search("send an email")`')
+        if not isinstance(max_results, int) or not 1 <= max_results <= 50:
+            raise tool_error("tools.search(max_results=...) must be an int from 1 to 50")
+        found = await self.search_tools(query, max_results)
+        for tool in found:
+            self.discovered.setdefault(tool.name)
+        return [
+            {"name": tool.alias, "description": _summary(tool.description), "signature": render_signature(tool)}
+            for tool in found
+        ]
+
+    async def describe(self, name: str) -> str:
+        """`tools.describe(name)`: one tool's full stub (by alias or original name)."""
+        tool = self.catalog.get(name) if isinstance(name, str) else None
+        if tool is None:
+            raise tool_error(self._unknown(str(name)))
+        self.discovered.setdefault(tool.name)
+        return self.cache.stub(tool)
+
+    async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
+        """Validate the arguments, run the handler, and return its result as JSON."""
+        self.discovered.setdefault(tool.name)
+        started = time.monotonic()
+        try:
+            result = await self._call(tool, args, kwargs)
+        except FunctionError as error:
+            self.calls.append(
+                ToolCall(
+                    name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=False, error=error.message
+                )
+            )
+            raise
+        self.calls.append(ToolCall(name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=True))
+        return result
+
+    async def _call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
+        if args:
+            raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
+        arguments = self._validated(tool, kwargs)
+        if tool.handler is None:
+            raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
+        try:
+            result = tool.handler(**arguments)
+            if inspect.isawaitable(result):
+                result = await result
+        except FunctionError:
+            raise
+        except Exception as error:  # noqa: BLE001  # a tool's failure is the model's to read, not the host's
+            detail = type(error).__name__ if self.hide_errors else f"{type(error).__name__}: {error}"
+            raise tool_error(detail) from None
+        return self._json_result(tool, result)
+
+    def _validated(self, tool: Tool, kwargs: dict[str, JsonValue]) -> JsonObject:
+        validator, names = self.cache.validator(tool)
+        properties = tool.parameters.get("properties")
+        known = properties if isinstance(properties, dict) else {}
+        arguments: JsonObject = {}
+        for key, value in kwargs.items():
+            original = names.get(key, key)
+            if value is None and not _accepts_null(known.get(original)):
+                continue  # `x: int | None = None` in the stub means "leave it out"
+            arguments[original] = value
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            raise tool_error(_validation_message(tool, errors[0], names))
+        return arguments
+
+    def _json_result(self, tool: Tool, result: object) -> JsonValue:
+        try:
+            data = to_jsonable_python(result)
+            encoded = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise tool_error(
+                f"tools.{tool.alias}() returned data that is not JSON ({error}); "
+                "this is a bug in the tool, not in your code"
+            ) from None
+        if len(encoded) > self.max_result:
+            raise tool_error(
+                f"tools.{tool.alias}() returned {len(encoded):,} bytes, over the {self.max_result:,} "
+                "byte limit; ask for less (filters, pagination, fewer fields)"
+            )
+        return data  # type: ignore[no-any-return]
+
+
+def _accepts_null(schema: object) -> bool:
+    if not isinstance(schema, dict):
+        return True
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind) or schema.get("nullable") is True:
+        return True
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    return any(isinstance(option, dict) and _accepts_null(option) for option in options) if options else False
+
+
+def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:
+    stub_names = {original: stub for stub, original in names.items()}
+    path = [stub_names.get(str(part), str(part)) for part in error.absolute_path]
+    where = f"argument `{'.'.join(path)}`" if path else "the arguments"
+    given = json.dumps(error.instance, ensure_ascii=False)
+    if len(given) > 80:
+        given = given[:77] + "..."
+    if error.validator == "required" and not path:
+        missing = str(error.message).split("'")[1] if "'" in str(error.message) else str(error.message)
+        detail = f"missing required argument `{stub_names.get(missing, missing)}`"
+    elif error.validator == "additionalProperties" and not path:
+        detail = f"unexpected argument: {error.message}"
+    else:
+        detail = f"{where}: {error.message} (given {given})"
+    return f"tools.{tool.alias}(): {detail}. Signature: {render_signature(tool)}"
+
+
+def _summary(description: str, limit: int = 200) -> str:
+    text = " ".join(description.split())
+    end = text.find(". ")
+    if 0 < end < limit:
+        return text[: end + 1]
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
