@@ -1,0 +1,61 @@
+"""`codemode eval-search`: measure the default search on JSONL tools and labelled queries.
+
+Prints recall@k, nDCG@10, MRR@10 and per-query latency, as a short table or (with `--json`) as one JSON
+object with the keys of `SearchReport.to_json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from codemode.evaluation import evaluate, load_queries, load_tools
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `eval-search` subcommand."""
+    parser = subparsers.add_parser(
+        "eval-search",
+        help="recall@k, nDCG@10, MRR and latency of the default search on JSONL data",
+        description="Rank labelled queries against a tool catalog with the default BM25F search.",
+    )
+    parser.add_argument("--tools", type=Path, required=True, help='JSONL of {"name", "description", "parameters"}')
+    parser.add_argument("--queries", type=Path, required=True, help='JSONL of {"query", "relevant": [names]}')
+    parser.add_argument("--k", type=int, default=5, help="cut-off for recall (default: 5)")
+    parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N queries")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate and print; exit status 2 when the input cannot be read."""
+    if args.k < 1 or (args.limit is not None and args.limit < 1):
+        print("codemode eval-search: `--k` and `--limit` must be positive", file=sys.stderr)
+        return 2
+    try:
+        tools = load_tools(args.tools)
+        queries = load_queries(args.queries)
+    except (OSError, ValueError) as error:
+        print(f"codemode eval-search: cannot read the data: {error}", file=sys.stderr)
+        return 2
+    if args.limit is not None:
+        queries = queries[: args.limit]
+    report = evaluate(tools, queries, k=args.k)
+    if args.json:
+        print(json.dumps(report.to_json()))
+        return 0
+    rows = [
+        ("tools", f"{report.tools}"),
+        ("queries", f"{report.queries}"),
+        (f"recall@{report.k}", f"{report.recall_at_k:.3f}"),
+        ("nDCG@10", f"{report.ndcg_at_10:.3f}"),
+        ("MRR@10", f"{report.mrr_at_10:.3f}"),
+        ("p50 ms", f"{report.p50_ms:.3f}"),
+        ("p95 ms", f"{report.p95_ms:.3f}"),
+    ]
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        print(f"{label:<{width}}  {value}")
+    return 0

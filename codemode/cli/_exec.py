@@ -1,0 +1,44 @@
+"""`codemode exec FILE|- --config FILE`: run a script against a catalog, as the model's code would run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import anyio
+
+from codemode.cli._catalogs import add_config_argument, catalog_from_args
+from codemode.code_mode import CodeMode
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `exec` subcommand."""
+    parser = subparsers.add_parser("exec", help="run a script in the sandbox against the configured catalog")
+    parser.add_argument("script", metavar="FILE|-", help="Python file to run, or - for standard input")
+    add_config_argument(parser)
+    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the script; exit 0 when it succeeded, 1 when it failed, 2 on bad input."""
+    try:
+        code = sys.stdin.read() if args.script == "-" else Path(args.script).read_text(encoding="utf-8")
+    except OSError as error:
+        print(f"codemode: cannot read {args.script!r}: {error.strerror}", file=sys.stderr)
+        return 2
+    catalog = catalog_from_args(args)
+    if catalog is None:
+        return 2
+
+    async def main() -> int:
+        async with CodeMode(catalog, isolation=args.isolation) as cm:
+            result = await cm.execute(code, cm.new_state())
+        print(result.text)
+        if result.announcement:
+            print()
+            print(result.announcement)
+        return 0 if result.ok else 1
+
+    return anyio.run(main)
