@@ -1,0 +1,127 @@
+"""What every provider wire format offers the agent loop: the shared types and the `WireFormat` protocol.
+
+A wire format is sans-IO: it turns the fixed `code` tool, tool results and announcements into one provider's
+request shapes, and reads that provider's responses back. It never imports the provider's SDK; the `Model`
+implementations that call the SDKs live beside it, each importing its SDK lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from codemode._json import JsonObject
+    from codemode.code_tool import CodeTool
+
+Placement = Literal["user", "tool_result", "system"]
+"""Where an announcement goes: an appended user message (default), inside the tool result, or a
+mid-conversation system/developer message where the provider supports it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Token usage of one request, normalised across providers."""
+
+    cache_read_tokens: int = 0
+    """Input tokens read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache."""
+    uncached_input_tokens: int = 0
+    """Input tokens neither read from nor written to the cache."""
+    output_tokens: int = 0
+    """Tokens the model generated."""
+
+    @property
+    def input_tokens(self) -> int:
+        """All input tokens of the request."""
+        return self.cache_read_tokens + self.cache_write_tokens + self.uncached_input_tokens
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodeCall:
+    """One call of the `code` tool in a model response."""
+
+    id: str
+    """The provider's id for the call, echoed in its result."""
+    code: str
+    """The Python source the model wrote (empty if the arguments were not valid JSON; see `error`)."""
+    error: str | None = None
+    """Why the call's arguments could not be read, to send back as the result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Turn:
+    """A model response, read."""
+
+    text: str
+    """The assistant's visible text (the final answer when there are no calls)."""
+    calls: tuple[CodeCall, ...] = ()
+    """`code` calls to run, in order."""
+    usage: Usage = field(default_factory=Usage)
+    """Token usage of the request that produced this response."""
+    messages: tuple[JsonObject, ...] = ()
+    """The response as messages to append to the history, in the provider's format."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutcome:
+    """The result of one `code` call, to write back."""
+
+    call_id: str
+    """The `CodeCall.id` it answers."""
+    text: str
+    """The tool result text (`ExecuteResult.text`)."""
+    is_error: bool = False
+    """Whether the run failed."""
+    announcement: str | None = None
+    """The announcement of newly discovered tools, if any."""
+
+
+class WireFormat(Protocol):
+    """One provider's request and response shapes (pure functions, no I/O)."""
+
+    name: str
+    """The provider's name as the CLI spells it (`anthropic`, `openai-chat`, `openai-responses`)."""
+
+    def tools(self, tool: CodeTool) -> list[JsonObject]:
+        """The `tools` request field holding only the `code` tool; built once per conversation."""
+        ...
+
+    def user_message(self, text: str) -> list[JsonObject]:
+        """A user message, as history entries."""
+        ...
+
+    def read(self, response: JsonObject) -> Turn:
+        """Read a (non-streamed, or accumulated streamed) response."""
+        ...
+
+    def results(self, outcomes: Sequence[ToolOutcome], placement: Placement) -> list[JsonObject]:
+        """History entries carrying the tool results and their announcements, placed as asked."""
+        ...
+
+    def history_texts(self, messages: Sequence[JsonObject]) -> list[str]:
+        """Every text in a stored history, in order (to rebuild the discovery state from announcements)."""
+        ...
+
+    def request(
+        self, *, model: str, system: str, messages: Sequence[JsonObject], tools: list[JsonObject], max_tokens: int
+    ) -> JsonObject:
+        """The full request body as the provider's API takes it (prefix-stable: only messages grow)."""
+        ...
+
+
+TextSink = Callable[[str], None]
+"""Receives streamed text as it arrives."""
+
+
+class Model(Protocol):
+    """Something that answers a request: a provider's SDK, or a script for offline runs and tests."""
+
+    wire: WireFormat
+    """The wire format the model speaks."""
+
+    def complete(self, request: JsonObject, *, on_text: TextSink | None = None) -> Awaitable[JsonObject]:
+        """Send `request` (from `WireFormat.request`) and return the response as plain JSON data."""
+        ...
