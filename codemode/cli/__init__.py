@@ -8,7 +8,13 @@ import sys
 from collections.abc import Sequence
 
 # Subcommand modules, imported only when the command line is parsed so `import codemode` stays cheap.
-COMMANDS: tuple[str, ...] = ("codemode.cli._exec", "codemode.cli._search", "codemode.cli._eval_search")
+COMMANDS: tuple[str, ...] = (
+    "codemode.cli._demo",
+    "codemode.cli._chat",
+    "codemode.cli._exec",
+    "codemode.cli._search",
+    "codemode.cli._eval_search",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

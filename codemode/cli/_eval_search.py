@@ -6,12 +6,15 @@ object with the keys of `SearchReport.to_json`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codemode.evaluation import evaluate, load_queries, load_tools
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,0 +1,188 @@
+"""`Agent`: a small provider-neutral loop around `CodeMode` that keeps the prompt cache.
+
+Each step sends the whole history; the tools and the system prompt are built once, and the history only grows
+(model responses, tool results, announcements), so every request is a byte prefix of the next. The history is
+plain data: `Agent.save()` gives JSON, and `Agent.resume()` continues it in another process, rebuilding the
+discovery state from the announcements in the history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from codemode.discovery import DiscoveryState
+from codemode.providers.base import ToolOutcome
+
+if TYPE_CHECKING:
+    from codemode._json import JsonObject
+    from codemode.code_mode import CodeMode, ExecuteResult
+    from codemode.providers.base import CodeCall, Model, Placement, TextSink, Turn, Usage
+
+DEFAULT_SYSTEM = (
+    "You are a capable assistant with access to a large catalog of tools through the `code` tool. "
+    "Search for the tools you need, call them from Python, and combine their results in code. "
+    "When you have what the user asked for, answer plainly without calling `code` again."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepRecord:
+    """One request and what came of it."""
+
+    turn: Turn
+    """The model's response, read."""
+    executions: tuple[tuple[CodeCall, ExecuteResult | None], ...] = ()
+    """Each `code` call and its result (None when the call could not be read)."""
+    request_bytes: int = 0
+    """Size of the serialized request."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentResult:
+    """How a run ended."""
+
+    answer: str
+    """The final answer (the last response's text)."""
+    stopped: Literal["answer", "max_steps", "error"]
+    """Why the loop stopped."""
+    steps: tuple[StepRecord, ...] = ()
+    """Every step of this run."""
+    error: str | None = None
+    """The model API error, when `stopped == "error"`."""
+
+    @property
+    def usage(self) -> tuple[Usage, ...]:
+        """Token usage of each request."""
+        return tuple(step.turn.usage for step in self.steps)
+
+
+@dataclass
+class AgentEvents:
+    """Optional callbacks, for showing a run as it happens."""
+
+    on_text: TextSink | None = None
+    """Streamed assistant text."""
+    on_code: Callable[[CodeCall], None] | None = None
+    """A `code` call is about to run."""
+    on_result: Callable[[CodeCall, ExecuteResult], None] | None = None
+    """A `code` call finished."""
+    on_request: Callable[[JsonObject], None] | None = None
+    """A request is about to be sent (the full body)."""
+
+
+@dataclass
+class Agent:
+    """Runs a conversation: model -> `code` calls -> results and announcements -> model, until an answer.
+
+    Example:
+        ```python
+        async with CodeMode(catalog) as cm:
+            agent = Agent(cm, AnthropicModel(), model_name="claude-sonnet-4-5")
+            result = await agent.run("Which of my customers in Berlin have overdue invoices?")
+            print(result.answer)
+        ```
+    """
+
+    code_mode: CodeMode
+    """The catalog and sandbox the `code` calls run against."""
+    model: Model
+    """Who answers requests (an SDK-backed model, or `codemode.testing.ScriptedModel`)."""
+    model_name: str = ""
+    """The provider's model name, sent in each request."""
+    system: str = DEFAULT_SYSTEM
+    """The system prompt, fixed for the conversation."""
+    max_steps: int = 20
+    """Requests per `run` before giving up."""
+    max_tokens: int = 4096
+    """The output token cap of each request."""
+    placement: Placement = "user"
+    """Where announcements go."""
+    messages: list[JsonObject] = field(default_factory=list)
+    """The history, in the model's wire format; plain data."""
+    state: DiscoveryState = field(default_factory=DiscoveryState)
+    """What the model has been shown."""
+    events: AgentEvents = field(default_factory=AgentEvents)
+    """Callbacks for showing progress."""
+
+    def __post_init__(self) -> None:
+        self._tools = self.model.wire.tools(self.code_mode.tool)
+
+    async def run(self, prompt: str) -> AgentResult:
+        """Add `prompt` as a user message and loop until the model answers, or `max_steps`."""
+        self.messages.extend(self.model.wire.user_message(prompt))
+        steps: list[StepRecord] = []
+        for _ in range(self.max_steps):
+            request = self.model.wire.request(
+                model=self.model_name, system=self.system, messages=self.messages, tools=self._tools,
+                max_tokens=self.max_tokens,
+            )
+            if self.events.on_request:
+                self.events.on_request(request)
+            try:
+                response = await self.model.complete(request, on_text=self.events.on_text)
+            except Exception as error:  # noqa: BLE001  # the SDK's error (after its own retries), reported plainly
+                return AgentResult(answer="", stopped="error", steps=tuple(steps), error=describe_api_error(error))
+            turn = self.model.wire.read(response)
+            self.messages.extend(turn.messages)
+            executions = await self._run_calls(turn.calls)
+            steps.append(StepRecord(turn=turn, executions=executions, request_bytes=len(json.dumps(request))))
+            if not turn.calls:
+                return AgentResult(answer=turn.text, stopped="answer", steps=tuple(steps))
+        return AgentResult(answer=steps[-1].turn.text if steps else "", stopped="max_steps", steps=tuple(steps))
+
+    async def _run_calls(self, calls: tuple[CodeCall, ...]) -> tuple[tuple[CodeCall, ExecuteResult | None], ...]:
+        outcomes: list[ToolOutcome] = []
+        executions: list[tuple[CodeCall, ExecuteResult | None]] = []
+        for call in calls:  # in order: a later call may use tools an earlier one discovered
+            if call.error is not None:
+                outcomes.append(ToolOutcome(call_id=call.id, text=call.error, is_error=True))
+                executions.append((call, None))
+                continue
+            if self.events.on_code:
+                self.events.on_code(call)
+            result = await self.code_mode.execute(call.code, self.state)
+            if self.events.on_result:
+                self.events.on_result(call, result)
+            outcomes.append(ToolOutcome(call_id=call.id, text=result.text, is_error=not result.ok,
+                                        announcement=result.announcement))
+            executions.append((call, result))
+        if outcomes:
+            self.messages.extend(self.model.wire.results(outcomes, self.placement))
+        return tuple(executions)
+
+    def save(self) -> JsonObject:
+        """The conversation as JSON data (the discovery state is derivable from it, but kept for checking)."""
+        return {"wire": self.model.wire.name, "messages": list(self.messages), "state": self.state.to_json()}
+
+    @classmethod
+    def resume(cls, code_mode: CodeMode, model: Model, saved: JsonObject, **options: object) -> Agent:
+        """Continue a saved conversation; the discovery state is rebuilt from the history's announcements."""
+        if saved.get("wire") != model.wire.name:
+            raise ValueError(f"the conversation was saved in the {saved.get('wire')!r} format, not {model.wire.name!r}")
+        raw = saved.get("messages")
+        messages: list[JsonObject] = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+        state = DiscoveryState.from_history(model.wire.history_texts(messages))
+        return cls(code_mode=code_mode, model=model, messages=messages, state=state, **options)  # type: ignore[arg-type]
+
+
+def describe_api_error(error: Exception) -> str:
+    """A one-line account of a model API failure, with what to do about it."""
+    status = getattr(error, "status_code", None)
+    name = type(error).__name__
+    message = str(getattr(error, "message", "") or error).strip().splitlines()[0] if str(error) else name
+    hints = {
+        400: "the request was refused; check the model name and options",
+        401: "the API key was refused; check the *_API_KEY environment variable",
+        403: "the API key may not use this model",
+        404: "the model was not found; check --model",
+        429: "rate limited even after the SDK's retries; wait and try again",
+        529: "the provider is overloaded; try again later",
+    }
+    hint = hints.get(status, "the SDK retried where it could") if isinstance(status, int) else (
+        "could not reach the API; check the network and *_BASE_URL" if "Connection" in name else "unexpected error"
+    )
+    code = f" {status}" if status is not None else ""
+    return f"model API error{code} ({name}): {message[:300]} - {hint}"

@@ -1,0 +1,58 @@
+"""`codemode chat PROMPT --provider P --model M`: the agent loop through a provider's official SDK."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+
+from codemode.agent import DEFAULT_SYSTEM, Agent
+from codemode.cli._catalogs import add_config_argument, catalog_from_args
+from codemode.cli._models import PROVIDERS, model_for
+from codemode.cli._show import Transcript, print_usage
+from codemode.code_mode import CodeMode
+from codemode.demo.catalog import build_demo_catalog
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `chat` subcommand."""
+    parser = subparsers.add_parser("chat", help="run the agent loop through a provider's SDK")
+    parser.add_argument("prompt", help="what to ask")
+    parser.add_argument("--provider", choices=sorted(PROVIDERS), required=True)
+    parser.add_argument("--model", required=True, help="the provider's model name")
+    add_config_argument(parser, required=False)
+    parser.add_argument("--max-steps", type=int, default=20)
+    parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
+    parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
+    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Chat until the model answers; exit 0 on an answer, 1 otherwise, 2 on bad input."""
+    catalog = catalog_from_args(args) if args.config else build_demo_catalog()
+    if catalog is None:
+        return 2
+    try:
+        model = model_for(args.provider, stream=not args.no_stream)
+    except ImportError as error:
+        print(f"codemode: {error}", file=sys.stderr)
+        return 2
+
+    async def main() -> int:
+        async with CodeMode(catalog, isolation=args.isolation) as cm:
+            agent = Agent(cm, model, model_name=args.model, system=args.system, max_steps=args.max_steps,
+                          events=Transcript().events())
+            result = await agent.run(args.prompt)
+        print()
+        if result.error:
+            print(f"codemode: {result.error}", file=sys.stderr)
+            return 1
+        print_usage(result)
+        if result.stopped != "answer":
+            print(f"codemode: no answer after {args.max_steps} steps", file=sys.stderr)
+            return 1
+        return 0
+
+    return anyio.run(main)
