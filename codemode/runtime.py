@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
-from pydantic_core import to_jsonable_python
 
+from codemode._results import to_json
 from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, Namespace
 
@@ -205,9 +205,9 @@ class ToolRuntime:
 
     def _json_result(self, tool: Tool, result: object) -> JsonValue:
         try:
-            data = to_jsonable_python(result)
+            data = to_json(result)
             encoded = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, RecursionError) as error:
             raise tool_error(
                 f"tools.{tool.alias}() returned data that is not JSON ({error}); "
                 "this is a bug in the tool, not in your code"
@@ -217,7 +217,7 @@ class ToolRuntime:
                 f"tools.{tool.alias}() returned {len(encoded):,} bytes, over the {self.max_result:,} "
                 "byte limit; ask for less (filters, pagination, fewer fields)"
             )
-        return data  # type: ignore[no-any-return]
+        return data
 
 
 def _accepts_null(schema: object) -> bool:
