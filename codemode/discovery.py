@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 OPEN_TAG = "<tools-discovered>"
 CLOSE_TAG = "</tools-discovered>"
-_MARKER = re.compile(r"^# (new|updated|removed) tool: (\S+)(?: \[([0-9a-f]{12})\])?$", re.MULTILINE)
+_MARKER = re.compile(r"^# (new|updated|removed) tool: (.+?)(?: \[([0-9a-f]{12})\])?$", re.MULTILINE)
 _HEADER = (
     "Tools discovered in the last `code` run, now callable as `await tools.<name>(...)` "
     "(keyword arguments) in later runs:"

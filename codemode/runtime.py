@@ -7,6 +7,7 @@ that raise, results that are not JSON or are too large.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import time
@@ -14,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
 
 from codemode._results import to_json
@@ -177,8 +179,12 @@ class ToolRuntime:
         arguments = self._validated(tool, kwargs)
         if tool.handler is None:
             raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
+        handler = tool.handler
         try:
-            result = tool.handler(**arguments)
+            if inspect.iscoroutinefunction(handler):
+                result = await handler(**arguments)
+            else:  # a sync handler may block: run it in a worker thread so other calls and timeouts go on
+                result = await anyio.to_thread.run_sync(functools.partial(handler, **arguments))
             if inspect.isawaitable(result):
                 result = await result
         except FunctionError:
@@ -193,8 +199,13 @@ class ToolRuntime:
         properties = tool.parameters.get("properties")
         known = properties if isinstance(properties, dict) else {}
         arguments: JsonObject = {}
+        closed = isinstance(properties, dict) and tool.parameters.get("additionalProperties", False) is False
         for key, value in kwargs.items():
             original = names.get(key, key)
+            if closed and original not in known:  # the stub offers no `**kwargs`: refuse what it does not name
+                raise tool_error(
+                    f"tools.{tool.alias}(): unexpected argument `{key}`. Signature: {render_signature(tool)}"
+                )
             if value is None and not _accepts_null(known.get(original)):
                 continue  # `x: int | None = None` in the stub means "leave it out"
             arguments[original] = value
