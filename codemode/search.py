@@ -1,0 +1,325 @@
+"""The default tool search: an incremental BM25F index over a catalog's tools.
+
+`SearchIndex` scores tools against a query with BM25F: the term frequencies of four fields (the tool's name,
+its description, its parameter names, its parameter descriptions and enum values) are normalised by field
+length, weighted and summed before BM25's saturation, so a word in a tool's name counts for more than the
+same word deep in a parameter description. Tools are added and removed one at a time: the index keeps
+per-field posting dictionaries, field lengths and running length totals, and caches per-term scores until
+the next change. Queries are scored term at a time with early termination that keeps the top k exact.
+A query equal to a tool's name or alias ranks that tool first.
+
+A host can replace the ranking with any `Ranker`; `normalize_ranking` turns what it returns into tools.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol
+
+from codemode._tokenize import iter_terms, tokenize
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
+
+    from codemode._json import JsonValue
+    from codemode.tools import Tool
+
+__all__ = ["BM25Params", "Ranker", "SearchIndex", "normalize_ranking"]
+
+_MAX_SCHEMA_DEPTH: Final = 4
+_CHILD_KEYS: Final = frozenset({"items", "additionalProperties", "anyOf", "oneOf", "allOf"})
+_NESTED_KEYS: Final = _CHILD_KEYS | {"properties"}
+
+
+class Ranker(Protocol):
+    """A custom search function: ranks the eligible tools for a query, best first.
+
+    It receives the query and the tools it may choose from, and returns tool names (original names or
+    aliases), synchronously or as an awaitable. Unknown and repeated names are dropped by the caller
+    (see `normalize_ranking`), and the list is cut to the number of results asked for.
+
+    Example:
+        ```python
+        async def embedding_ranker(query: str, tools: Sequence[Tool]) -> list[str]:
+            scores = await my_embeddings.similarity(query, [tool.description for tool in tools])
+            return [tool.name for _, tool in sorted(zip(scores, tools), reverse=True)]
+        ```
+    """
+
+    def __call__(self, query: str, tools: Sequence[Tool], /) -> Sequence[str] | Awaitable[Sequence[str]]:
+        """Names of tools from `tools`, most relevant first."""
+        ...
+
+
+def normalize_ranking(names: Iterable[str], tools: Sequence[Tool]) -> list[Tool]:
+    """The tools a ranker named, in its order, without unknown names or repeats.
+
+    A name may be a tool's original name or its alias; the original name wins if both match different tools.
+    """
+    by_name: dict[str, Tool] = {tool.alias: tool for tool in tools}
+    by_name.update((tool.name, tool) for tool in tools)
+    ranked: list[Tool] = []
+    seen: set[str] = set()
+    for name in names:
+        tool = by_name.get(name) if isinstance(name, str) else None
+        if tool is not None and tool.name not in seen:
+            seen.add(tool.name)
+            ranked.append(tool)
+    return ranked
+
+
+@dataclass(frozen=True, kw_only=True)
+class BM25Params:
+    """Constants of the BM25F score and the weight of each field (tuned on half of the labelled queries)."""
+
+    k1: float = 1.2
+    """Term-frequency saturation: higher lets repeated terms keep adding score."""
+    b: float = 0.75
+    """Length normalisation within each field, 0 (none) to 1 (full)."""
+    name: float = 2.0
+    """Weight of the name."""
+    description: float = 1.0
+    """Weight of the description."""
+    parameter_names: float = 1.0
+    """Weight of the parameter names."""
+    parameter_descriptions: float = 0.5
+    """Weight of the parameter descriptions and string enum values."""
+
+    @property
+    def weights(self) -> tuple[float, float, float, float]:
+        """The field weights in index order."""
+        return (self.name, self.description, self.parameter_names, self.parameter_descriptions)
+
+
+class SearchIndex:
+    """An incremental BM25F index over tools.
+
+    Example:
+        ```python
+        index = SearchIndex()
+        for tool in catalog_tools:
+            index.add(tool)
+        for tool, score in index.search("create an issue", k=3):
+            print(tool.name, round(score, 2))
+        ```
+    """
+
+    def __init__(self, tools: Iterable[Tool] = (), *, params: BM25Params | None = None) -> None:
+        self._params = params or BM25Params()
+        self._tools: dict[int, Tool] = {}
+        self._ids: dict[str, int] = {}
+        self._next_id = 0
+        self._exact: dict[str, list[int]] = {}
+        self._postings: tuple[dict[str, dict[int, int]], ...] = ({}, {}, {}, {})
+        self._fields: dict[int, tuple[Counter[str], ...]] = {}
+        self._lengths: dict[int, tuple[int, ...]] = {}
+        self._totals = [0, 0, 0, 0]
+        self._impacts: dict[str, tuple[dict[int, float], float]] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ids
+
+    def add(self, tool: Tool) -> None:
+        """Index `tool`; a tool with the same name is replaced and keeps its place in registration order."""
+        doc_id = self._ids.get(tool.name)
+        if doc_id is None:
+            doc_id = self._next_id
+            self._next_id += 1
+        else:
+            self._unindex(doc_id)
+        self._ids[tool.name] = doc_id
+        self._tools[doc_id] = tool
+        for key in _exact_keys(tool):
+            self._exact.setdefault(key, []).append(doc_id)
+        fields = self._fields[doc_id] = _field_terms(tool)
+        lengths = self._lengths[doc_id] = tuple(terms.total() for terms in fields)
+        for field, terms in enumerate(fields):
+            postings = self._postings[field]
+            for term, count in terms.items():
+                postings.setdefault(term, {})[doc_id] = count
+            self._totals[field] += lengths[field]
+        self._impacts.clear()
+
+    def remove(self, name: str) -> None:
+        """Drop the tool called `name` from the index; unknown names raise `KeyError`."""
+        doc_id = self._ids.pop(name)
+        self._unindex(doc_id)
+        del self._tools[doc_id]
+
+    def _unindex(self, doc_id: int) -> None:
+        for key in _exact_keys(self._tools[doc_id]):
+            ids = self._exact[key]
+            ids.remove(doc_id)
+            if not ids:
+                del self._exact[key]
+        for field, terms in enumerate(self._fields.pop(doc_id)):
+            postings = self._postings[field]
+            for term in terms:
+                posting = postings[term]
+                del posting[doc_id]
+                if not posting:
+                    del postings[term]  # so the vocabulary does not grow with every replaced tool
+        for field, length in enumerate(self._lengths.pop(doc_id)):
+            self._totals[field] -= length
+        self._impacts.clear()
+
+    def search(
+        self, query: str, k: int = 5, *, eligible: Callable[[Tool], bool] | None = None
+    ) -> list[tuple[Tool, float]]:
+        """The `k` best tools for `query` with their scores, best first; ties go to the earlier registered.
+
+        Args:
+            query: Free text, or a tool's exact name or alias (which then ranks first).
+            k: The largest number of results.
+            eligible: If given, only tools for which it returns true are ranked.
+        """
+        if k <= 0 or not self._tools:
+            return []
+        allowed = None if eligible is None else _memoized(eligible, self._tools)
+        scores = self._score(dict.fromkeys(tokenize(query)), k, allowed)
+        exact = sorted(self._exact.get(query.strip().casefold(), ()))
+        if exact:
+            top = max(scores.values(), default=0.0) + 1.0
+            scores.update((doc_id, top) for doc_id in exact)
+        return [(self._tools[doc_id], score) for doc_id, score in _best(scores, k, allowed)]
+
+    def _score(self, terms: Iterable[str], k: int, allowed: Callable[[int], bool] | None) -> dict[int, float]:
+        """Scores of every tool that can reach the top `k`, term at a time, rarest (highest-scoring) term first.
+
+        Once the terms left cannot lift a tool that has no score yet above the current k-th score, only tools
+        already scored are updated (the "continue" strategy): the top `k` stay exact, the work shrinks.
+        """
+        impacts = sorted((self._impact(term) for term in terms), key=lambda pair: pair[1], reverse=True)
+        remaining = sum(ceiling for _, ceiling in impacts)
+        scores: dict[int, float] = {}
+        pruning = False
+        for impact, ceiling in impacts:
+            if not pruning and len(impact) > len(scores) >= k:  # a check costs less than the term it may save
+                best = _best(scores, k, allowed)
+                pruning = len(best) == k and remaining < best[-1][1]
+            remaining -= ceiling
+            get = scores.get
+            if not pruning:
+                for doc_id, value in impact.items():
+                    scores[doc_id] = get(doc_id, 0.0) + value
+            elif len(impact) < len(scores):
+                for doc_id, value in impact.items():
+                    if doc_id in scores:
+                        scores[doc_id] += value
+            else:
+                for doc_id in scores:
+                    scores[doc_id] += impact.get(doc_id, 0.0)
+        return scores
+
+    def _impact(self, term: str) -> tuple[dict[int, float], float]:
+        """Each tool's BM25 score for one term and the largest of them, cached until the index changes."""
+        cached = self._impacts.get(term)
+        if cached is not None:
+            return cached
+        params = self._params
+        count = len(self._tools)
+        lengths = self._lengths
+        weighted: dict[int, float] = {}
+        for field, weight in enumerate(params.weights):
+            posting = self._postings[field].get(term)
+            if not posting or not weight:
+                continue
+            # A field's term frequency, normalised by the field's length relative to its average length.
+            base, slope = 1.0 - params.b, params.b * count / max(self._totals[field], 1)
+            get = weighted.get
+            for doc_id, tf in posting.items():
+                weighted[doc_id] = get(doc_id, 0.0) + weight * tf / (base + slope * lengths[doc_id][field])
+        if not weighted:
+            return {}, 0.0
+        idf = math.log(1.0 + (count - len(weighted) + 0.5) / (len(weighted) + 0.5))
+        k1 = params.k1
+        impact = {doc_id: idf * tf * (k1 + 1.0) / (tf + k1) for doc_id, tf in weighted.items()}
+        cached = self._impacts[term] = (impact, max(impact.values()))
+        return cached
+
+
+def _best(scores: dict[int, float], k: int, allowed: Callable[[int], bool] | None) -> list[tuple[int, float]]:
+    """The `k` best `(doc_id, score)` pairs, ties to the lower id; only allowed ids when a filter is given."""
+
+    def key(item: tuple[int, float]) -> tuple[float, int]:
+        return (item[1], -item[0])
+
+    if allowed is None:
+        return heapq.nlargest(k, scores.items(), key=key)
+    # Ask the filter about a growing prefix of the ranking rather than about every scored tool.
+    want = k * 4
+    while True:
+        candidates = heapq.nlargest(want, scores.items(), key=key)
+        best = [item for item in candidates if allowed(item[0])][:k]
+        if len(best) == k or len(candidates) < want:
+            return best
+        want *= 4
+
+
+def _memoized(eligible: Callable[[Tool], bool], tools: dict[int, Tool]) -> Callable[[int], bool]:
+    """`eligible` by tool id, each tool asked at most once per search."""
+    answers: dict[int, bool] = {}
+
+    def allowed(doc_id: int) -> bool:
+        answer = answers.get(doc_id)
+        if answer is None:
+            answer = answers[doc_id] = bool(eligible(tools[doc_id]))
+        return answer
+
+    return allowed
+
+
+def _exact_keys(tool: Tool) -> set[str]:
+    return {tool.name.casefold(), tool.alias.casefold()}
+
+
+def _field_terms(tool: Tool) -> tuple[Counter[str], ...]:
+    """Term counts of the name, the description, the parameter names and the parameter descriptions.
+
+    The alias is left out: it respells the name (`math.factorial` -> `math_factorial`) and matches exactly.
+    """
+    names: list[str] = []
+    texts: list[str] = []
+    _walk_schema(tool.parameters, names, texts, 0)
+    return (
+        Counter(iter_terms(tool.name)),
+        Counter(iter_terms(tool.description)),
+        Counter(iter_terms(" ".join(names))),
+        Counter(iter_terms(" ".join(texts))),
+    )
+
+
+def _walk_schema(schema: JsonValue, names: list[str], texts: list[str], depth: int) -> None:
+    """Collect property names, descriptions and string enum values of a JSON Schema, nested ones included."""
+    if not isinstance(schema, dict) or depth > _MAX_SCHEMA_DEPTH:
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        names.extend(properties)
+        for sub in properties.values():
+            if not isinstance(sub, dict):
+                continue
+            description = sub.get("description")
+            if isinstance(description, str):
+                texts.append(description)
+            enum = sub.get("enum")
+            if isinstance(enum, list):
+                texts.extend(value for value in enum if isinstance(value, str))
+            if _NESTED_KEYS.intersection(sub):
+                _walk_schema(sub, names, texts, depth + 1)
+    if schema.keys() & _CHILD_KEYS:
+        for key in ("items", "additionalProperties"):
+            _walk_schema(schema.get(key), names, texts, depth + 1)
+        for key in ("anyOf", "oneOf", "allOf"):
+            variants = schema.get(key)
+            if isinstance(variants, list):
+                for variant in variants:
+                    _walk_schema(variant, names, texts, depth + 1)
