@@ -9,7 +9,6 @@ discovery state from the announcements in the history.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -17,6 +16,8 @@ from codemode.discovery import DiscoveryState
 from codemode.providers.base import ToolOutcome
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from codemode._json import JsonObject
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.providers.base import CodeCall, Model, Placement, TextSink, Turn, Usage
@@ -116,7 +117,10 @@ class Agent:
         steps: list[StepRecord] = []
         for _ in range(self.max_steps):
             request = self.model.wire.request(
-                model=self.model_name, system=self.system, messages=self.messages, tools=self._tools,
+                model=self.model_name,
+                system=self.system,
+                messages=self.messages,
+                tools=self._tools,
                 max_tokens=self.max_tokens,
             )
             if self.events.on_request:
@@ -146,8 +150,9 @@ class Agent:
             result = await self.code_mode.execute(call.code, self.state)
             if self.events.on_result:
                 self.events.on_result(call, result)
-            outcomes.append(ToolOutcome(call_id=call.id, text=result.text, is_error=not result.ok,
-                                        announcement=result.announcement))
+            outcomes.append(
+                ToolOutcome(call_id=call.id, text=result.text, is_error=not result.ok, announcement=result.announcement)
+            )
             executions.append((call, result))
         if outcomes:
             self.messages.extend(self.model.wire.results(outcomes, self.placement))
@@ -181,8 +186,12 @@ def describe_api_error(error: Exception) -> str:
         429: "rate limited even after the SDK's retries; wait and try again",
         529: "the provider is overloaded; try again later",
     }
-    hint = hints.get(status, "the SDK retried where it could") if isinstance(status, int) else (
-        "could not reach the API; check the network and *_BASE_URL" if "Connection" in name else "unexpected error"
+    hint = (
+        hints.get(status, "the SDK retried where it could")
+        if isinstance(status, int)
+        else (
+            "could not reach the API; check the network and *_BASE_URL" if "Connection" in name else "unexpected error"
+        )
     )
     code = f" {status}" if status is not None else ""
     return f"model API error{code} ({name}): {message[:300]} - {hint}"

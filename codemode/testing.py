@@ -8,11 +8,12 @@ is read from the cache, the rest is written (Anthropic) or uncached (OpenAI). To
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from codemode._json import JsonObject, JsonValue
     from codemode.providers.base import TextSink, WireFormat
 
@@ -104,10 +105,19 @@ def _anthropic(index: int, model: str, scripted: ScriptStep, cached: int, fresh:
         for n, code in enumerate(scripted.code)
     ]
     return {
-        "id": f"msg_{index:03d}", "type": "message", "role": "assistant", "model": model, "content": content,
-        "stop_reason": "tool_use" if scripted.code else "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": fresh,
-                  "output_tokens": output},
+        "id": f"msg_{index:03d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if scripted.code else "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 0,
+            "cache_read_input_tokens": cached,
+            "cache_creation_input_tokens": fresh,
+            "output_tokens": output,
+        },
     }
 
 
@@ -115,34 +125,65 @@ def _openai_chat(index: int, model: str, scripted: ScriptStep, cached: int, fres
     message: JsonObject = {"role": "assistant", "content": scripted.text or None}
     if scripted.code:
         message["tool_calls"] = [
-            {"id": f"call_{index:03d}_{n}", "type": "function",
-             "function": {"name": "code", "arguments": json.dumps({"code": code})}}
+            {
+                "id": f"call_{index:03d}_{n}",
+                "type": "function",
+                "function": {"name": "code", "arguments": json.dumps({"code": code})},
+            }
             for n, code in enumerate(scripted.code)
         ]
     return {
-        "id": f"chatcmpl-{index:03d}", "object": "chat.completion", "created": 0, "model": model,
+        "id": f"chatcmpl-{index:03d}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if scripted.code else "stop"}],
-        "usage": {"prompt_tokens": cached + fresh, "completion_tokens": output,
-                  "total_tokens": cached + fresh + output, "prompt_tokens_details": {"cached_tokens": cached}},
+        "usage": {
+            "prompt_tokens": cached + fresh,
+            "completion_tokens": output,
+            "total_tokens": cached + fresh + output,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
     }
 
 
 def _openai_responses(index: int, model: str, scripted: ScriptStep, cached: int, fresh: int, output: int) -> JsonObject:
     items: list[JsonValue] = []
     if scripted.text:
-        items.append({"type": "message", "id": f"msg_{index:03d}", "role": "assistant", "status": "completed",
-                      "content": [{"type": "output_text", "text": scripted.text, "annotations": []}]})
+        items.append(
+            {
+                "type": "message",
+                "id": f"msg_{index:03d}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": scripted.text, "annotations": []}],
+            }
+        )
     items += [
-        {"type": "function_call", "id": f"fc_{index:03d}_{n}", "call_id": f"call_{index:03d}_{n}", "name": "code",
-         "arguments": json.dumps({"code": code}), "status": "completed"}
+        {
+            "type": "function_call",
+            "id": f"fc_{index:03d}_{n}",
+            "call_id": f"call_{index:03d}_{n}",
+            "name": "code",
+            "arguments": json.dumps({"code": code}),
+            "status": "completed",
+        }
         for n, code in enumerate(scripted.code)
     ]
     return {
-        "id": f"resp_{index:03d}", "object": "response", "created_at": 0, "model": model, "status": "completed",
+        "id": f"resp_{index:03d}",
+        "object": "response",
+        "created_at": 0,
+        "model": model,
+        "status": "completed",
         "output": items,
-        "usage": {"input_tokens": cached + fresh, "input_tokens_details": {"cached_tokens": cached},
-                  "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": cached + fresh + output},
+        "usage": {
+            "input_tokens": cached + fresh,
+            "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens": output,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": cached + fresh + output,
+        },
     }
 
 

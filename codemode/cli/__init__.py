@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Subcommand modules, imported only when the command line is parsed so `import codemode` stays cheap.
 COMMANDS: tuple[str, ...] = (

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from codemode.catalog import Catalog
 from codemode.config import build_catalog, load_config
 from codemode.errors import CodemodeError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from codemode.catalog import Catalog
 
 
 def add_config_argument(parser: argparse.ArgumentParser, *, required: bool = True) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -13,6 +13,9 @@ from codemode.cli._models import PROVIDERS, model_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
 from codemode.demo.catalog import build_demo_catalog
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,8 +45,14 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         async with CodeMode(catalog, isolation=args.isolation) as cm:
-            agent = Agent(cm, model, model_name=args.model, system=args.system, max_steps=args.max_steps,
-                          events=Transcript().events())
+            agent = Agent(
+                cm,
+                model,
+                model_name=args.model,
+                system=args.system,
+                max_steps=args.max_steps,
+                events=Transcript().events(),
+            )
             result = await agent.run(args.prompt)
         print()
         if result.error:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,8 @@ from codemode.discovery import OPEN_TAG
 from codemode.testing import ScriptedModel
 
 if TYPE_CHECKING:
+    import argparse
+
     from codemode._json import JsonObject
     from codemode.providers.base import Model
 
@@ -28,8 +29,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("demo", help="run the offline demo (a real model with --provider)")
     parser.add_argument("--provider", choices=sorted(PROVIDERS), help="use a real model through this provider's SDK")
     parser.add_argument("--model", help="the provider's model name (with --provider)")
-    parser.add_argument("--format", choices=sorted(PROVIDERS), default="anthropic",
-                        help="wire format of the offline scripted run (default: anthropic)")
+    parser.add_argument(
+        "--format",
+        choices=sorted(PROVIDERS),
+        default="anthropic",
+        help="wire format of the offline scripted run (default: anthropic)",
+    )
     parser.add_argument("--isolation", choices=["process", "inline"], default="process")
     parser.set_defaults(run=run)
 
@@ -46,8 +51,10 @@ async def _demo(args: argparse.Namespace) -> int:
     catalog = build_demo_catalog()
     model: Model = model_for(args.provider) if args.provider else ScriptedModel(wire_for(args.format), SCRIPT)
     transcript = Transcript()
-    print(f"codemode demo: {len(catalog)} tools behind one `code` tool "
-          f"({'model ' + args.model if args.provider else 'scripted model, offline'})\n")
+    print(
+        f"codemode demo: {len(catalog)} tools behind one `code` tool "
+        f"({'model ' + args.model if args.provider else 'scripted model, offline'})\n"
+    )
     print(f"user: {TASK}\n")
     async with CodeMode(catalog, isolation=args.isolation) as cm:
         agent = Agent(cm, model, model_name=args.model or "scripted", events=transcript.events())

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
 from codemode.cli._catalogs import add_config_argument, catalog_from_args
 from codemode.code_mode import CodeMode
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

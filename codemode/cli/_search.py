@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import TYPE_CHECKING
 
 from codemode.cli._catalogs import add_config_argument, catalog_from_args
 from codemode.search import SearchIndex
 from codemode.stubs import render_signature
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

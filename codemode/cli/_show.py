@@ -42,8 +42,9 @@ class Transcript:
     def result(self, call: CodeCall, result: ExecuteResult) -> None:
         """What the run gave back, and what it announced."""
         lines = result.text.splitlines()
-        shown = lines[: self.max_lines] + ([f"... ({len(lines) - self.max_lines} more lines)"]
-                                           if len(lines) > self.max_lines else [])
+        shown = lines[: self.max_lines] + (
+            [f"... ({len(lines) - self.max_lines} more lines)"] if len(lines) > self.max_lines else []
+        )
         status = "ok" if result.ok else f"error: {result.run.error.kind if result.run.error else ''}"
         print(f"[result: {status}, {len(result.calls)} tool calls, {result.run.duration * 1000:.0f} ms]", file=self.out)
         print(textwrap.indent("\n".join(shown), "  > "), file=self.out)
@@ -56,5 +57,8 @@ def print_usage(result: AgentResult, out: TextIO = sys.stdout) -> None:
     print(_RULE, file=out)
     print(f"{'request':>7}  {'cache read':>10}  {'cache write':>11}  {'uncached':>8}  {'output':>6}", file=out)
     for number, usage in enumerate(result.usage, 1):
-        print(f"{number:>7}  {usage.cache_read_tokens:>10,}  {usage.cache_write_tokens:>11,}  "
-              f"{usage.uncached_input_tokens:>8,}  {usage.output_tokens:>6,}", file=out)
+        print(
+            f"{number:>7}  {usage.cache_read_tokens:>10,}  {usage.cache_write_tokens:>11,}  "
+            f"{usage.uncached_input_tokens:>8,}  {usage.output_tokens:>6,}",
+            file=out,
+        )

@@ -1,5 +1,6 @@
-"""The numbers behind the demo's summary: prompt reuse between requests, and what the same conversation would
-cost in input tokens with every definition declared up front, or with discovery that edits the tool list.
+"""The numbers behind the demo's summary: prompt reuse, and what declaring tools some other way would cost.
+
+The alternatives are every definition declared up front, and discovery that edits the tool list.
 
 Tokens are estimated as bytes/4 of the serialized prompt. The two alternatives are modelled on the same
 messages (without codemode's announcements, whose stubs they would carry in `tools` instead):
@@ -11,6 +12,7 @@ messages (without codemode's announcements, whose stubs they would carry in `too
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -74,8 +76,8 @@ def build_report(
         announced: For each request, the bytes of announcement text in its messages.
     """
     prompts = [prompt_text(request) for request in requests]
-    reuse = tuple(shared_prefix(a, b) / len(a) for a, b in zip(prompts, prompts[1:], strict=False))
-    cached = [0] + [shared_prefix(a, b) // BYTES_PER_TOKEN for a, b in zip(prompts, prompts[1:], strict=False)]
+    reuse = tuple(shared_prefix(a, b) / len(a) for a, b in itertools.pairwise(prompts))
+    cached = [0] + [shared_prefix(a, b) // BYTES_PER_TOKEN for a, b in itertools.pairwise(prompts)]
     totals = [len(prompt) // BYTES_PER_TOKEN for prompt in prompts]
     code_tool = [_tokens(request.get("tools")) for request in requests]
     all_tools = sum(_tokens(_definition(tool.name, catalog)) for tool in catalog)

@@ -1,5 +1,7 @@
-"""The demo's task and the scripted model's side of it: search, concurrent calls, an error handled, more
-discovery, a mistake corrected, and an answer."""
+"""The demo's task and the scripted model's side of it.
+
+The script searches, calls tools concurrently, handles an error, discovers more, corrects a mistake, and answers.
+"""
 
 from __future__ import annotations
 
