@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sandbox._guards import StopRun
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Coroutine, Iterable, Iterator
+    from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
 
 
 class TaskHandle:
@@ -21,7 +21,7 @@ class TaskHandle:
 
     __slots__ = ("_task",)
 
-    def __init__(self, task: asyncio.Task[Any]) -> None:
+    def __init__(self, task: asyncio.Future[Any]) -> None:
         self._task = task
 
     def __await__(self) -> Any:
@@ -52,6 +52,28 @@ class TaskHandle:
         return f"<Task {state}>"
 
 
+class Lazy:
+    """An awaitable that makes its coroutine only when awaited, so a forgotten `await` leaves nothing behind."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: Callable[[], Awaitable[Any]]) -> None:
+        self._factory = factory
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._factory().__await__()
+
+    def __repr__(self) -> str:
+        return "<awaitable: use `await`>"
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    # An exception nobody retrieved is logged when the task is collected, possibly in the middle of the host's
+    # own work (on 3.11, logging a traceback inside `ast.parse` corrupts its recursion counter).
+    if not task.cancelled():
+        task.exception()
+
+
 async def _contained(awaitable: Awaitable[Any]) -> Any:
     try:
         return await awaitable
@@ -63,9 +85,9 @@ class AsyncioFacade:
     """One run's `asyncio` module: every task it starts is tracked and cancelled when the run ends."""
 
     def __init__(self) -> None:
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.tasks: set[asyncio.Future[Any]] = set()
 
-    def _task(self, awaitable: Awaitable[Any]) -> asyncio.Task[Any]:
+    def _task(self, awaitable: Awaitable[Any]) -> asyncio.Future[Any]:
         if isinstance(awaitable, TaskHandle):
             return awaitable._task
         if not hasattr(type(awaitable), "__await__"):
@@ -73,6 +95,7 @@ class AsyncioFacade:
         task = asyncio.ensure_future(_contained(awaitable))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(_retrieve)
         return task
 
     def create_task(self, coro: Awaitable[Any], *, name: str | None = None) -> TaskHandle:
@@ -81,32 +104,39 @@ class AsyncioFacade:
 
     ensure_future = create_task
 
-    async def gather(self, *aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
+    def gather(self, *aws: Awaitable[Any], return_exceptions: bool = False) -> TaskHandle:
         """Await all of `aws` concurrently; results in order."""
-        return await asyncio.gather(*(self._task(aw) for aw in aws), return_exceptions=return_exceptions)
+        gathered = asyncio.gather(*(self._task(aw) for aw in aws), return_exceptions=return_exceptions)
+        gathered.add_done_callback(_retrieve)
+        return TaskHandle(gathered)
 
-    async def wait_for(self, aw: Awaitable[Any], timeout: float | None) -> Any:
+    def wait_for(self, aw: Awaitable[Any], timeout: float | None) -> Lazy:
         """Await `aw`, raising `TimeoutError` after `timeout` seconds."""
-        return await asyncio.wait_for(self._task(aw), timeout)
+        task = self._task(aw)
+        return Lazy(lambda: asyncio.wait_for(task, timeout))
 
     def as_completed(self, aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
         """Iterate over awaitables in the order they finish."""
         return asyncio.as_completed([self._task(aw) for aw in aws], timeout=timeout)
 
-    async def wait(
+    def wait(
         self, aws: Iterable[Any], *, timeout: float | None = None, return_when: str = asyncio.ALL_COMPLETED
-    ) -> tuple[set[TaskHandle], set[TaskHandle]]:
+    ) -> Lazy:
         """Wait for tasks; returns (done, pending) sets of task handles."""
         handles = {
             task: aw if isinstance(aw, TaskHandle) else TaskHandle(task) for aw in aws for task in [self._task(aw)]
         }
-        done, pending = await asyncio.wait(handles, timeout=timeout, return_when=return_when)
-        return {handles[t] for t in done}, {handles[t] for t in pending}
+
+        async def wait() -> tuple[set[TaskHandle], set[TaskHandle]]:
+            done, pending = await asyncio.wait(handles, timeout=timeout, return_when=return_when)
+            return {handles[t] for t in done}, {handles[t] for t in pending}
+
+        return Lazy(wait)
 
     @staticmethod
-    async def sleep(delay: float, result: Any = None) -> Any:
+    def sleep(delay: float, result: Any = None) -> Lazy:
         """Pause this task for `delay` seconds."""
-        return await asyncio.sleep(delay, result)
+        return Lazy(lambda: asyncio.sleep(delay, result))
 
     @staticmethod
     def run(main: Coroutine[Any, Any, Any]) -> Any:

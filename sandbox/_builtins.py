@@ -10,6 +10,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from sandbox._guards import Guards, StopRun
+from sandbox._types import SIZED, SafeType, sorted_
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
 frozenset hash hex int isinstance issubclass iter len list map max min next object oct ord property range repr
-reversed round set slice sorted staticmethod str sum super tuple type zip aiter anext
+reversed round set slice sorted staticmethod str sum super tuple zip aiter anext
 ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup EOFError Exception ExceptionGroup
 GeneratorExit ImportError IndexError KeyError KeyboardInterrupt LookupError MemoryError ModuleNotFoundError
 NameError NotImplementedError OSError OverflowError PermissionError FileNotFoundError ConnectionError
@@ -97,6 +98,9 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
         **PLAIN_BUILTINS,
         "__import__": importer,
         "print": output.print,
+        "type": SafeType,
+        **{real.__name__: sized for real, sized in SIZED.items()},
+        "sorted": sorted_,
         "getattr": getattr_,
         "hasattr": guards.hasattr,
         "setattr": guards.setattr,

@@ -60,9 +60,9 @@ class CallState:
     async def call(self, pending: PendingCall) -> JsonValue:
         """Send a pending call to the host and return its result, or raise its error in the sandbox."""
         self.unawaited.pop(id(pending), None)
-        self.count += 1
-        if self.count > self.max_calls:
+        if self.count >= self.max_calls:
             self.guards.stop("call_limit", f"the code made more than {self.max_calls:,} tool calls; make fewer per run")
+        self.count += 1
         try:
             args = check_json(list(pending._args))
             kwargs = check_json(pending._kwargs)
@@ -149,11 +149,15 @@ class FunctionProxy:
 class NamespaceProxy:
     """A host namespace inside the sandbox: `ns.name`, `ns["name"]` and `getattr(ns, name)` give proxies."""
 
-    __slots__ = ("_calls", "_function")
+    __slots__ = ("_calls", "_function", "_names")
 
-    def __init__(self, calls: CallState, function: str) -> None:
+    def __init__(self, calls: CallState, function: str, names: list[str] | None = None) -> None:
         self._calls = calls
         self._function = function
+        self._names = tuple(names or ())
+
+    def __dir__(self) -> list[str]:
+        return list(self._names)
 
     def __getattr__(self, name: str) -> FunctionProxy:
         if name.startswith("_"):

@@ -31,9 +31,15 @@ class Dispatcher:
         self.limiter = anyio.CapacityLimiter(limits.concurrent_calls)
         self.count = 0
 
-    def kinds(self) -> dict[str, bool]:
-        """Each function name, and whether it is a namespace."""
-        return {name: isinstance(value, Namespace) for name, value in self.functions.items()}
+    def kinds(self) -> dict[str, list[str] | None]:
+        """Each function name: None for a plain function, a namespace's names (a snapshot, for `dir()`) else."""
+        kinds: dict[str, list[str] | None] = {}
+        for name, value in self.functions.items():
+            if isinstance(value, Namespace):
+                kinds[name] = sorted(str(n) for n in value.names()) if value.names else []
+            else:
+                kinds[name] = None
+        return kinds
 
     def resolve(self, function: str, attribute: str | None) -> HostFunction:
         """The host callable for a call, or a `HostFailure` saying why there is none."""

@@ -7,6 +7,8 @@ One `Guards` is made per run. It owns the operation budget, knows which classes 
 from __future__ import annotations
 
 import decimal
+import functools
+import inspect
 import math
 import operator
 import re
@@ -31,6 +33,7 @@ _TICK_CHUNK = 1024
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 # Objects of the standard library whose attributes are settings the code may change (`ctx.prec = 5`).
 _WRITABLE = (decimal.Context, textwrap.TextWrapper)
+_SEQUENCES = (str, bytes, bytearray, list, tuple)
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _SPEC_NUMBER = re.compile(r"\d+")
 _PERCENT_SPEC = re.compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
@@ -51,13 +54,21 @@ _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-class StopRun(BaseException):  # a signal, not an error the code can handle
-    """Ends the run: a limit was reached. Derives from BaseException so `except Exception` cannot keep it."""
+class StopRun(GeneratorExit):  # a signal, not an error the code can handle
+    """Ends the run: a limit was reached.
+
+    A BaseException, so `except Exception` cannot keep it; a GeneratorExit, so a generator being closed (by the
+    garbage collector, say) while it runs out of budget closes quietly instead of reporting an error.
+    """
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+    def again(self) -> StopRun:
+        """A fresh signal saying the same: raising one instance from many frames chains its tracebacks."""
+        return StopRun(self.kind, self.message)
 
 
 class ForbiddenError(AttributeError):
@@ -85,6 +96,7 @@ class Guards:
         self.operations_left = operations
         self.deadline = deadline
         self.stopped: StopRun | None = None
+        self.coroutines: list[Any] = []
         self._ticks_left = 0
         self.tick = self._make_tick()
 
@@ -108,7 +120,7 @@ class Guards:
 
     def _refill(self) -> int:
         if self.stopped is not None:
-            raise self.stopped
+            raise self.stopped.again()
         if self.operations_left <= 0:
             self.stop("timeout", "the code used its whole operation budget (an endless loop?); do less work per run")
         if time.monotonic() > self.deadline:
@@ -125,11 +137,19 @@ class Guards:
         if self.stopped is None:
             self.stopped = StopRun(kind, message)
         self._drain()
-        return self.stopped
+        return self.stopped.again()
 
     def finish(self) -> None:
-        """The run is over: any of its code that still runs (a `__del__`, a leaked generator) stops at once."""
-        self.halt("timeout", "the run is over")
+        """The run is over: any of its code that still runs (a generator being closed) stops at once."""
+        self.stopped = StopRun("timeout", "the run is over")
+        self._drain()
+
+    def grace(self, *, operations: int, seconds: float) -> None:
+        """A small fresh budget, for the model's code the host itself runs after a stop (an exception's `__str__`)."""
+        self.stopped = None
+        self.operations_left = operations
+        self.deadline = time.monotonic() + seconds
+        self._drain()
 
     # -- attributes and items ----------------------------------------------------------------------------
 
@@ -225,11 +245,15 @@ class Guards:
 
     def metaclass(self, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:
         """Create a class of the code's, with the metaclass its bases call for, and remember it as the code's."""
+        from sandbox._types import check_class_namespace, real_bases  # _types builds on this module
+
+        bases = real_bases(bases)
         meta: type = type
         for base in bases:
             candidate = type(base)
             if issubclass(candidate, meta):
                 meta = candidate
+        check_class_namespace(namespace)
         qualname = namespace.get("__qualname__")
         if isinstance(qualname, str) and qualname.startswith(_MAIN_LOCALS):  # as if defined at module level
             namespace["__qualname__"] = qualname[len(_MAIN_LOCALS) :]
@@ -241,6 +265,31 @@ class Guards:
 
     def _too_big(self, what: str, size: int) -> NoReturn:
         raise SizeLimitError(f"this would create {what} of about {size:,}; the limit is {self.max_size:,}")
+
+    def add(self, a: Any, b: Any) -> Any:
+        """`a + b` that refuses to concatenate past the size limit."""
+        if type(a) is not int and type(a) is not float and isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
+            self.check_length(len(a) + len(b), "a sequence of length")
+        return a + b
+
+    def coroutine(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """Wrap an `async def` of the code's so its coroutines are known, and closed if never awaited."""
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            coro = function(*args, **kwargs)
+            if inspect.iscoroutine(coro):  # held until the run ends, so one never awaited is closed, not warned about
+                self.coroutines.append(coro)
+            return coro
+
+        return call
+
+    def close_unawaited(self) -> None:
+        """Close the code's coroutines that never started (what CPython would warn about in the host)."""
+        for coro in self.coroutines:
+            if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+                coro.close()
+        self.coroutines.clear()
 
     def mul(self, a: Any, b: Any) -> Any:
         """`a * b` that refuses to build huge ints, strings and sequences."""
@@ -298,6 +347,8 @@ class Guards:
         """`x op= y` with the same size guards as the plain operators."""
         if op == "*=":
             self._check_mul(x, y)
+        elif op == "+=" and isinstance(x, _SEQUENCES) and isinstance(y, _SEQUENCES):
+            self.check_length(len(x) + len(y), "a sequence of length")
         elif op == "**=":
             return self.pow(x, y)
         elif op == "<<=":
@@ -376,6 +427,8 @@ class Guards:
             "_lshift_": self.lshift,
             "_mod_": self.mod,
             "_format_": self.format,
+            "_add_": self.add,
+            "_coroutine_": self.coroutine,
             "__metaclass__": self.metaclass,
         }
 
@@ -407,7 +460,7 @@ class _ItemsOnly:
 
 
 def _describe(obj: object) -> str:
-    name = getattr(obj, "sandbox_module_name", None)
+    name = getattr(obj, "__sandbox_module__", None) if type(obj).__name__ == "Module" else None
     return f"module {name!r}" if name else f"a {type(obj).__name__!r} object"
 
 
@@ -464,7 +517,18 @@ def _replace(guards: Guards, obj: Any, old: Any, new: Any, count: int = -1) -> A
     return obj.replace(old, new, count)
 
 
+def _join(guards: Guards, obj: Any, iterable: Any) -> Any:
+    items = list(iterable)
+    guards.check_length(
+        sum(len(item) for item in items if isinstance(item, (str, bytes, bytearray)))
+        + len(obj) * max(len(items) - 1, 0),
+        "a string of length",
+    )
+    return obj.join(items)
+
+
 _SIZED_METHODS: dict[str, Callable[..., Any]] = {
+    "join": _join,
     "ljust": _padded("ljust"),
     "rjust": _padded("rjust"),
     "center": _padded("center"),

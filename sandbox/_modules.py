@@ -49,16 +49,18 @@ class Module:
 
     def __init__(self, name: str, members: dict[str, Any]) -> None:
         self.__dict__.update(members)
-        object.__setattr__(self, "__name__", name)
+        # Not `__name__`: `from m import x` falls back to `sys.modules[f"{m.__name__}.x"]` when `x` is missing,
+        # which would hand out real submodules (`from asyncio import subprocess`).
+        object.__setattr__(self, "__sandbox_module__", name)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        module = self.__dict__["__name__"]
+        module = self.__dict__["__sandbox_module__"]
         raise AttributeError(f"module {module!r} has no attribute {name!r} in the sandbox")
 
     def __repr__(self) -> str:
-        return f"<module {self.__dict__['__name__']!r}>"
+        return f"<module {self.__dict__['__sandbox_module__']!r}>"
 
 
 def _pick(module: object, names: str) -> dict[str, Any]:
@@ -276,7 +278,9 @@ def make_importer(modules: dict[str, Any], guards: Guards) -> Callable[..., Modu
     def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level != 0:
             forbid("relative imports are not allowed in the sandbox")
-        if name in _INTERNAL:  # imported by C code the model called (`datetime.strptime`); the policy refuses `_` imports
+        if (
+            name in _INTERNAL
+        ):  # imported by C code the model called (`datetime.strptime`); the policy refuses `_` imports
             return __import__(name, globals, locals, fromlist, level)
         if name not in ALLOWED_MODULES:
             raise ForbiddenImportError(_refusal(name))

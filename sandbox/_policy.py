@@ -25,8 +25,10 @@ ALLOWED_DUNDER_METHODS = frozenset(
 )
 
 FORBIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | {"mro", "f_lineno", "tb_lineno", "tb_lasti", "cr_suspended"}
+_FOLDABLE = frozenset({"_add_", "_mul_", "_mod_"})  # on two number literals these stay within the source's size
 _TEMP_NAME = re.compile(r"^_tmp\d+$")
 _SIZE_GUARDED_OPS: dict[type[ast.operator], str] = {
+    ast.Add: "_add_",
     ast.Mult: "_mul_",
     ast.Pow: "_pow_",
     ast.LShift: "_lshift_",
@@ -105,8 +107,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return self._visit_function(node)
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
-        """Allow `async def` with the same checks as `def`."""
-        return self._visit_function(node)
+        """Allow `async def`; its coroutines are tracked so one never awaited is closed when the run ends."""
+        node = cast("ast.AsyncFunctionDef", self._visit_function(node))
+        node.decorator_list.append(ast.Name("_coroutine_", ast.Load()))  # innermost: applied first
+        return _located(node, node)
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
         self.check_name(node, node.name, allow_magic_methods=True)
@@ -267,7 +271,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """Route the operators that can build huge values from small ones through size guards."""
         node = self.node_contents_visit(node)
         guard = _SIZE_GUARDED_OPS.get(type(node.op))
-        if guard is None or (guard in ("_mul_", "_mod_") and _is_number(node.left) and _is_number(node.right)):
+        if guard is None or (guard in _FOLDABLE and _is_number(node.left) and _is_number(node.right)):
             return node
         return _located(_call(guard, node.left, node.right), node)
 

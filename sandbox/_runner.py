@@ -20,6 +20,7 @@ from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, SizeLimitError, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
+from sandbox._types import CURRENT_GUARDS
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -28,8 +29,11 @@ if TYPE_CHECKING:
 
     from sandbox.limits import Limits
 
+MAX_MESSAGE = 1_800
+"""Characters of an exception's message kept in the error."""
+
 # How a host function is exposed: a plain function, or a namespace resolved by attribute.
-FunctionKinds = dict[str, bool]  # name -> is a namespace
+FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a namespace's names for `dir()`
 
 
 async def run_code(
@@ -46,6 +50,7 @@ async def run_code(
     facade = AsyncioFacade()
     value: Any = None
     error: RunError | None = None
+    context_token = CURRENT_GUARDS.set(guards)  # copied into the run's task with the rest of the context
     try:
         namespace = _globals(guards, output, calls, facade, functions, error_names)
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
@@ -55,9 +60,12 @@ async def run_code(
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
+        guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = describe_exception(exc, compiled)
     finally:
+        CURRENT_GUARDS.reset(context_token)
         guards.finish()
+        guards.close_unawaited()
         await facade.cancel_all()
     if error is None:
         value, error = _check_value(value, limits)
@@ -85,8 +93,8 @@ def _globals(
         "__name__": "__main__",
         **guards.names(),
     }
-    for name, is_namespace in functions.items():
-        namespace[name] = NamespaceProxy(calls, name) if is_namespace else FunctionProxy(calls, name)
+    for name, names in functions.items():
+        namespace[name] = FunctionProxy(calls, name) if names is None else NamespaceProxy(calls, name, names)
     for name in error_names:
         namespace[name] = calls.error_class(name)
     return namespace
@@ -98,10 +106,10 @@ async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Gu
     try:
         done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
         if not done:
-            guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
+            stop = guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
             task.cancel()
             await asyncio.wait({task}, timeout=0.5)
-            raise guards.stopped  # type: ignore[misc]  # set by halt() just above
+            raise stop
         return task.result()
     finally:
         if not task.done():
@@ -165,9 +173,14 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
 
 def _exception_text(exc: BaseException) -> str:
     try:
-        return str(exc)
-    except Exception:  # noqa: BLE001  # a model-defined __str__ may raise
+        text = str(exc)
+    except BaseException:  # noqa: BLE001  # a model-defined __str__ may raise anything, or loop until stopped
         return "<the exception's message could not be shown>"
+    if type(text) is not str:
+        return "<the exception's message could not be shown>"
+    return (
+        text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + f"... [{len(text) - MAX_MESSAGE:,} more characters]"
+    )
 
 
 def _model_frames(tb: TracebackType | None) -> list[tuple[str, int]]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from sandbox import Limits, Sandbox
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
 
 HOST_SECRET = "HOST-SECRET-0b1f6c"
 """A value the host holds (in its environment, on objects) that must never show up in a run's output."""
@@ -35,7 +38,10 @@ def host_secret() -> Iterator[str]:
 async def sandboxes(host_secret: str) -> AsyncIterator[dict[str, Sandbox]]:
     """One open sandbox per isolation, shared by the tests of a module."""
     limits = Limits(timeout=10.0)
-    async with Sandbox(limits=limits, isolation="inline") as inline, Sandbox(limits=limits, isolation="process") as process:
+    async with (
+        Sandbox(limits=limits, isolation="inline") as inline,
+        Sandbox(limits=limits, isolation="process") as process,
+    ):
         yield {"inline": inline, "process": process}
 
 

@@ -1,0 +1,34 @@
+"""Shared fixtures for the provider tests: the saved-and-resumed conversations, run once for all providers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+import pytest
+from provider_fakes import SAVE_AFTER, SERVERS, Resumed, full_run, resume_in_new_process
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """Run the async tests on asyncio only."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+async def resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Resumed]:
+    """Each provider's conversation saved after five requests and continued in a new process, all at once."""
+    results: dict[str, Resumed] = {}
+
+    async def resume(provider: str, folder: Path) -> None:
+        first, first_server = await full_run(provider, stream=False, max_requests=SAVE_AFTER)
+        bodies, final = await resume_in_new_process(provider, first, folder)
+        results[provider] = (first_server.bodies, bodies, final)
+
+    async with anyio.create_task_group() as group:
+        for provider in SERVERS:
+            group.start_soon(resume, provider, tmp_path_factory.mktemp(provider))
+    return results
