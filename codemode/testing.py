@@ -36,8 +36,17 @@ def step(text: str = "", *code: str) -> ScriptStep:
 
 
 def prompt_text(request: JsonObject) -> str:
-    """The request as the provider caches it (tools, system, messages), without cache markers."""
-    return json.dumps(_strip_cache_markers(request), ensure_ascii=False)
+    """The request as the provider caches it: everything but the history, then each history entry on a line.
+
+    Cache markers are left out. Entries are written one by one (no enclosing list), so a request whose
+    history only grew is an exact text prefix of the next one.
+    """
+    stripped = _strip_cache_markers(request)
+    key = "input" if isinstance(stripped.get("input"), list) else "messages"
+    history = stripped.pop(key, None) or []
+    lines = [json.dumps(stripped, ensure_ascii=False, sort_keys=True)]
+    lines += [json.dumps(entry, ensure_ascii=False) for entry in history]
+    return "\n".join(lines) + "\n"
 
 
 def _strip_cache_markers(value: Any) -> Any:

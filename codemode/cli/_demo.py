@@ -85,11 +85,12 @@ def _print_summary(report: Report, catalog_size: int) -> None:
     print(f"  `tools` bytes constant          {'yes' if report.tools_constant else 'NO'}")
     shares = " ".join(f"{share:.0%}" for share in reuse)
     print(f"  prompt reused by the next       {shares} (min {min(reuse, default=1.0):.1%})")
-    print(f"  input tokens (bytes/4)          {'total':>8}  {'missed cache':>12}")
+    print(f"  input tokens (bytes/4)          {'total':>8}  {'missed cache':>12}  {'relative cost':>13}")
     rows = [
         ("codemode (one fixed tool)", report.codemode),
         (f"all {catalog_size} definitions up front", report.up_front),
         ("discovery editing the tool list", report.edited),
     ]
     for label, costs in rows:
-        print(f"  {label:31} {costs.total:>8,}  {costs.uncached:>12,}")
+        print(f"  {label:31} {costs.total:>8,}  {costs.uncached:>12,}  {costs.relative_cost:>13,.0f}")
+    print("  (relative cost: cache reads at 0.1x and writes at 1.25x an uncached token, as Anthropic prices them)")

@@ -37,7 +37,7 @@ class Transcript:
         """A `code` call about to run."""
         self.step += 1
         print(f"\n[code #{self.step}]", file=self.out)
-        print(textwrap.indent(call.code.rstrip(), "  | "), file=self.out)
+        print(textwrap.indent(call.code.rstrip(), "  | ", lambda _: True), file=self.out)
 
     def result(self, call: CodeCall, result: ExecuteResult) -> None:
         """What the run gave back, and what it announced."""

@@ -35,6 +35,11 @@ class Costs:
     uncached: int
     """Input tokens that missed the prompt cache."""
 
+    @property
+    def relative_cost(self) -> float:
+        """Input cost in units of an uncached token, at Anthropic's prices: cache reads 0.1x, writes 1.25x."""
+        return 0.1 * (self.total - self.uncached) + 1.25 * self.uncached
+
 
 @dataclass(frozen=True, kw_only=True)
 class Report:
