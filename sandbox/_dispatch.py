@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 class Dispatcher:
     """Calls the host functions of one run, with the run's call limits enforced on the host side too."""
 
-    def __init__(self, functions: Mapping[str, HostFunction | Namespace], limits: Limits) -> None:
+    def __init__(self, functions: Mapping[str, HostFunction | Namespace], limits: Limits, *, limit: bool) -> None:
         self.functions = functions
         self.max_calls = limits.calls
-        self.limiter = anyio.CapacityLimiter(limits.concurrent_calls)
+        # Across the process boundary the host enforces the in-flight cap too; inline, the sandbox side's is enough.
+        self.limiter = anyio.CapacityLimiter(limits.concurrent_calls) if limit else None
         self.count = 0
 
     def kinds(self) -> dict[str, list[str] | None]:
@@ -66,16 +67,24 @@ class Dispatcher:
             raise HostFailure("RuntimeError", f"more than {self.max_calls:,} calls in one run")
         target = self.resolve(function, attribute)
         name = function if attribute is None else f"{function}.{attribute}"
-        async with self.limiter:
-            try:
-                result = target(*args, **kwargs)
-                if inspect.isawaitable(result):
-                    result = await result
-            except FunctionError as error:
-                raise HostFailure(error.type_name, error.message) from None
-            except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
-                raise HostFailure(type(error).__name__, str(error)) from None
+        if self.limiter is None:
+            result = await _call(target, args, kwargs)
+        else:
+            async with self.limiter:
+                result = await _call(target, args, kwargs)
         try:
             return check_json(result)
         except NotJsonError as error:
             raise HostFailure("TypeError", f"`{name}` returned data that is not JSON: {error}") from None
+
+
+async def _call(target: HostFunction, args: list[JsonValue], kwargs: dict[str, JsonValue]) -> object:
+    try:
+        result = target(*args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+    except FunctionError as error:
+        raise HostFailure(error.type_name, error.message) from None
+    except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
+        raise HostFailure(type(error).__name__, str(error)) from None
+    return result

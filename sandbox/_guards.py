@@ -268,9 +268,36 @@ class Guards:
 
     def add(self, a: Any, b: Any) -> Any:
         """`a + b` that refuses to concatenate past the size limit."""
-        if type(a) is not int and type(a) is not float and isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
+        kind = type(a)
+        if kind is not int and kind is not float and isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
             self.check_length(len(a) + len(b), "a sequence of length")
         return a + b
+
+    def iadd(self, a: Any, b: Any) -> Any:
+        """`a += b`, guarded like `a + b`."""
+        kind = type(a)
+        if kind is int or kind is float:
+            return a + b
+        if isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
+            self.check_length(len(a) + len(b), "a sequence of length")
+        return _INPLACE["+="](a, b)
+
+    def imul(self, a: Any, b: Any) -> Any:
+        """`a *= b`, guarded like `a * b`."""
+        self._check_mul(a, b)
+        return _INPLACE["*="](a, b)
+
+    def ipow(self, a: Any, b: Any) -> Any:
+        """`a **= b`, guarded like `a ** b`."""
+        return self.pow(a, b)
+
+    def ilshift(self, a: Any, b: Any) -> Any:
+        """`a <<= b`, guarded like `a << b`."""
+        return self.lshift(a, b)
+
+    def imod(self, a: Any, b: Any) -> Any:
+        """`a %= b`, guarded like `a % b`."""
+        return self.mod(a, b)
 
     def coroutine(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap an `async def` of the code's so its coroutines are known, and closed if never awaited."""
@@ -293,6 +320,8 @@ class Guards:
 
     def mul(self, a: Any, b: Any) -> Any:
         """`a * b` that refuses to build huge ints, strings and sequences."""
+        if type(a) is float or type(b) is float:
+            return a * b
         self._check_mul(a, b)
         return a * b
 
@@ -329,7 +358,10 @@ class Guards:
 
     def mod(self, a: Any, b: Any) -> Any:
         """`a % b`, with `%`-formatting widths capped."""
-        if type(a) is str or type(a) is bytes:
+        kind = type(a)
+        if kind is int or kind is float:
+            return a % b
+        if kind is str or kind is bytes:
             self._check_percent(a.decode("latin-1") if isinstance(a, bytes) else str(a), b)
         return a % b
 
@@ -428,6 +460,11 @@ class Guards:
             "_mod_": self.mod,
             "_format_": self.format,
             "_add_": self.add,
+            "_iadd_": self.iadd,
+            "_imul_": self.imul,
+            "_ipow_": self.ipow,
+            "_ilshift_": self.ilshift,
+            "_imod_": self.imod,
             "_coroutine_": self.coroutine,
             "__metaclass__": self.metaclass,
         }

@@ -26,6 +26,13 @@ ALLOWED_DUNDER_METHODS = frozenset(
 
 FORBIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | {"mro", "f_lineno", "tb_lineno", "tb_lasti", "cr_suspended"}
 _FOLDABLE = frozenset({"_add_", "_mul_", "_mod_"})  # on two number literals these stay within the source's size
+_INPLACE_GUARDS: dict[type[ast.operator], str] = {
+    ast.Add: "_iadd_",
+    ast.Mult: "_imul_",
+    ast.Pow: "_ipow_",
+    ast.LShift: "_ilshift_",
+    ast.Mod: "_imod_",
+}
 _TEMP_NAME = re.compile(r"^_tmp\d+$")
 _SIZE_GUARDED_OPS: dict[type[ast.operator], str] = {
     ast.Add: "_add_",
@@ -44,8 +51,8 @@ def _is_reserved(name: str) -> bool:
 
 
 def _located(new: ast.AST, old: ast.AST) -> ast.AST:
-    ast.copy_location(new, old)
-    return ast.fix_missing_locations(new)
+    # New child nodes get their positions from this one in the single fix_missing_locations at the end.
+    return ast.copy_location(new, old)
 
 
 def _is_number(node: ast.expr) -> bool:
@@ -285,7 +292,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         operator = ast.Constant(IOPERATOR_TO_STR[type(node.op)])
         target = node.target
         if isinstance(target, ast.Name):
-            value = _call("_inplacevar_", operator, ast.Name(target.id, ast.Load()), node.value)
+            guard = _INPLACE_GUARDS.get(type(node.op))
+            if guard is None:  # `-=`, `|=`, ...: cannot build a value much larger than their operands
+                return node
+            value = _call(guard, ast.Name(target.id, ast.Load()), node.value)
             return [
                 cast("ast.stmt", _located(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value), node))
             ]

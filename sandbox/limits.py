@@ -6,7 +6,7 @@ sandbox itself keeps working.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -38,9 +38,12 @@ class Limits:
 
     def to_json(self) -> dict[str, JsonValue]:
         """These limits as plain data, to send to a worker process."""
-        return dict(asdict(self))
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_json(cls, data: dict[str, JsonValue]) -> Limits:
         """Limits from `to_json` output."""
         return cls(**data)  # type: ignore[arg-type]  # produced by to_json on the other side of the pipe
+
+
+_FIELDS = tuple(field.name for field in fields(Limits))

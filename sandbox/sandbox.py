@@ -88,7 +88,7 @@ class Sandbox:
         if not self._open:
             raise SandboxClosedError("the sandbox is not open; use `async with Sandbox(...) as sb:`")
         limits = limits or self.limits
-        dispatcher = Dispatcher(dict(functions or {}), limits)
+        dispatcher = Dispatcher(dict(functions or {}), limits, limit=self._pool is not None)
         names = tuple(error_names)
         if self._pool is None:
             _require_asyncio()
