@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -28,6 +27,15 @@ if TYPE_CHECKING:
     from codemode.tools import Tool
 
 __all__ = ["BM25Params", "Ranker", "SearchIndex", "normalize_ranking"]
+
+try:
+    from collections import _count_elements  # type: ignore[attr-defined]  # CPython's C helper behind Counter
+except ImportError:  # pragma: no cover  # other Pythons: the same loop in Python
+
+    def _count_elements(mapping: dict[str, int], iterable: Iterable[str]) -> None:
+        for element in iterable:
+            mapping[element] = mapping.get(element, 0) + 1
+
 
 _MAX_SCHEMA_DEPTH: Final = 4
 _CHILD_KEYS: Final = frozenset({"items", "additionalProperties", "anyOf", "oneOf", "allOf"})
@@ -114,7 +122,7 @@ class SearchIndex:
         self._next_id = 0
         self._exact: dict[str, list[int]] = {}
         self._postings: tuple[dict[str, dict[int, int]], ...] = ({}, {}, {}, {})
-        self._fields: dict[int, tuple[Counter[str], ...]] = {}
+        self._fields: dict[int, tuple[dict[str, int], ...]] = {}
         self._lengths: dict[int, tuple[int, ...]] = {}
         self._totals = [0, 0, 0, 0]
         self._impacts: dict[str, tuple[dict[int, float], float]] = {}
@@ -140,11 +148,15 @@ class SearchIndex:
         for key in _exact_keys(tool):
             self._exact.setdefault(key, []).append(doc_id)
         fields = self._fields[doc_id] = _field_terms(tool)
-        lengths = self._lengths[doc_id] = tuple(terms.total() for terms in fields)
+        lengths = self._lengths[doc_id] = tuple(sum(terms.values()) for terms in fields)
         for field, terms in enumerate(fields):
             postings = self._postings[field]
             for term, count in terms.items():
-                postings.setdefault(term, {})[doc_id] = count
+                posting = postings.get(term)
+                if posting is None:
+                    postings[term] = {doc_id: count}
+                else:
+                    posting[doc_id] = count
             self._totals[field] += lengths[field]
         self._impacts.clear()
 
@@ -281,7 +293,22 @@ def _exact_keys(tool: Tool) -> set[str]:
     return {tool.name.casefold(), tool.alias.casefold()}
 
 
-def _field_terms(tool: Tool) -> tuple[Counter[str], ...]:
+def _counts(text: str) -> dict[str, int]:
+    """Term counts of a text; shared texts (`owner: Repository owner` in every GitHub tool) are counted once."""
+    counts = _COUNTS.get(text)
+    if counts is None:
+        if len(_COUNTS) > _MAX_COUNTS:
+            _COUNTS.clear()
+        counts = _COUNTS[text] = {}
+        _count_elements(counts, iter_terms(text))  # Counter's own C loop, without Counter()'s per-call cost
+    return counts
+
+
+_COUNTS: dict[str, dict[str, int]] = {}
+_MAX_COUNTS: Final = 50_000
+
+
+def _field_terms(tool: Tool) -> tuple[dict[str, int], ...]:
     """Term counts of the name, the description, the parameter names and the parameter descriptions.
 
     The alias is left out: it respells the name (`math.factorial` -> `math_factorial`) and matches exactly.
@@ -290,10 +317,10 @@ def _field_terms(tool: Tool) -> tuple[Counter[str], ...]:
     texts: list[str] = []
     _walk_schema(tool.parameters, names, texts, 0)
     return (
-        Counter(iter_terms(tool.name)),
-        Counter(iter_terms(tool.description)),
-        Counter(iter_terms(" ".join(names))),
-        Counter(iter_terms(" ".join(texts))),
+        _counts(tool.name),
+        _counts(tool.description),
+        _counts(" ".join(names)),
+        _counts(" ".join(texts)),
     )
 
 
