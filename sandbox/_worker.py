@@ -8,6 +8,7 @@ no state between runs but caches of compiled code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import resource
@@ -127,7 +128,11 @@ def main() -> None:
     inbound, outbound = _detach_stdio()
     memory = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     _limit_resources(memory)
-    asyncio.run(Worker(inbound, outbound).serve())
+    try:
+        asyncio.run(Worker(inbound, outbound).serve())
+    finally:
+        with contextlib.suppress(OSError):  # the host normally removes it; not if the host itself was killed
+            os.rmdir(os.getcwd())
 
 
 if __name__ == "__main__":
