@@ -1,0 +1,49 @@
+"""The public surface of `codemode`: what it exports, and what importing it costs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import codemode
+
+
+def test_the_package_exports_exactly_its_documented_names() -> None:
+    """`codemode.__all__` is pinned, sorted, and every name resolves."""
+    assert codemode.__all__ == [
+        "Announcement",
+        "Catalog",
+        "CatalogChange",
+        "CatalogError",
+        "CodeMode",
+        "CodeTool",
+        "CodemodeError",
+        "ConfigError",
+        "DiscoveryState",
+        "ExecuteResult",
+        "Limits",
+        "Ranker",
+        "SearchIndex",
+        "Tool",
+        "ToolCall",
+        "ToolError",
+        "build_catalog",
+        "load_config",
+        "tool_from_function",
+    ]
+    assert codemode.__all__ == sorted(codemode.__all__)
+    for name in codemode.__all__:
+        assert getattr(codemode, name) is not None
+
+
+def test_importing_codemode_imports_no_provider_sdk() -> None:
+    """`import codemode` loads neither SDK nor the CLI, demo or provider modules."""
+    probe = (
+        "import sys, json, codemode; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('anthropic', 'openai', 'mcp', 'numpy') or m.startswith(('codemode.cli', 'codemode.demo', "
+        "'codemode.providers')))))"
+    )
+    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert json.loads(output) == []
