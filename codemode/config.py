@@ -162,11 +162,15 @@ def load_config(path: str | Path) -> Config:
     return Config(path=path, sources=sources)
 
 
-def build_catalog(config: Config) -> Catalog:
+def build_catalog(config: Config, *, skip_mcp: bool = False) -> Catalog:
     """Load every source of `config`, in order, into a new catalog.
 
+    MCP servers need connections that someone owns: `codemode.mcp.sources_from_config(config)` builds the
+    catalog with them (calling this with `skip_mcp=True` for the other sources).
+
     Raises:
-        ConfigError: A source cannot be loaded, or its tools clash with those of an earlier source.
+        ConfigError: A source cannot be loaded, or its tools clash with those of an earlier source, or the
+            config has MCP sources and `skip_mcp` is false.
     """
     catalog = Catalog()
     for source in config.sources:
@@ -179,10 +183,11 @@ def build_catalog(config: Config) -> Catalog:
                 case JsonlSource():
                     catalog.load_jsonl(source.path, prefix=source.prefix, aliases=source.aliases)
                 case McpStdioSource() | McpHttpSource():
-                    raise ConfigError(
-                        f"{where}: MCP sources need MCP client support, which codemode does not have yet; "
-                        "remove this table, or export the server's tools to a `jsonl` file for now."
-                    )
+                    if not skip_mcp:
+                        raise ConfigError(
+                            f"{where}: MCP sources need connections: build this config's catalog with "
+                            "`async with codemode.mcp.sources_from_config(config) as sources` (the `mcp` extra)."
+                        )
         except CatalogError as e:
             raise ConfigError(f"{where}: {e}") from e
     return catalog

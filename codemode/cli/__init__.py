@@ -17,6 +17,7 @@ COMMANDS: tuple[str, ...] = (
     "codemode.cli._exec",
     "codemode.cli._search",
     "codemode.cli._eval_search",
+    "codemode.cli._serve",
 )
 
 

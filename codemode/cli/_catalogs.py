@@ -1,17 +1,26 @@
-"""Shared by the subcommands: `--config FILE` to a catalog, with config errors printed for a person."""
+"""Shared by the subcommands: `--config FILE` to a catalog, with config errors printed for a person.
+
+A config with MCP servers needs connections: `sources_from_args` gives the owning `McpSources` (for `serve`,
+which keeps them open), and `catalog_from_args` connects once to list the tools, after which each call opens
+a connection of its own (for `exec`, `search` and `chat`, whose catalogs are built before their event loop).
+"""
 
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
 
-from codemode.config import build_catalog, load_config
+import anyio
+
+from codemode.config import McpHttpSource, McpStdioSource, build_catalog, load_config
 from codemode.errors import CodemodeError
 
 if TYPE_CHECKING:
     import argparse
 
     from codemode.catalog import Catalog
+    from codemode.config import Config
+    from codemode.mcp import McpSources
 
 
 def add_config_argument(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -22,7 +31,40 @@ def add_config_argument(parser: argparse.ArgumentParser, *, required: bool = Tru
 def catalog_from_args(args: argparse.Namespace) -> Catalog | None:
     """The catalog the config describes, or None after printing why it cannot be built."""
     try:
-        return build_catalog(load_config(args.config))
+        config = load_config(args.config)
+        if not _has_mcp(config):
+            return build_catalog(config)
     except (CodemodeError, OSError) as error:
         print(f"codemode: {error}", file=sys.stderr)
         return None
+    sources = sources_from_args(args, config)
+    if sources is None:
+        return None
+
+    async def list_tools() -> None:
+        async with sources:
+            report_failures(sources)
+
+    anyio.run(list_tools)
+    return sources.catalog
+
+
+def sources_from_args(args: argparse.Namespace, config: Config | None = None) -> McpSources | None:
+    """The config's catalog and MCP servers (not yet connected), or None after printing why not."""
+    try:
+        from codemode.mcp import sources_from_config  # the `mcp` extra, needed only for MCP sources
+
+        return sources_from_config(config or load_config(args.config))
+    except (CodemodeError, OSError, ImportError) as error:
+        print(f"codemode: {error}", file=sys.stderr)
+        return None
+
+
+def _has_mcp(config: Config) -> bool:
+    return any(isinstance(source, McpStdioSource | McpHttpSource) for source in config.sources)
+
+
+def report_failures(sources: McpSources) -> None:
+    """Print the MCP servers (or tools) left out, and why."""
+    for server, reason in sources.failures.items():
+        print(f"codemode: MCP server {server!r} left out: {reason}", file=sys.stderr)

@@ -132,13 +132,13 @@ def test_a_module_source_is_imported_by_name(tmp_path: Path, monkeypatch: pytest
     assert [tool.alias for tool in build_catalog(load_config(path))] == ["w_get_weather"]
 
 
-def test_mcp_sources_are_read_but_cannot_be_built_yet(tmp_path: Path) -> None:
-    """The parsed entry is kept for the MCP client; building says that support is missing."""
+def test_mcp_sources_need_connections_to_be_built(tmp_path: Path) -> None:
+    """The parsed entry is kept for the MCP client; a plain build says how to connect the servers."""
     path = write(tmp_path / "codemode.toml", '[[tools]]\nmcp = ["uvx", "mcp-server-time"]\n')
     assert load_config(path).sources == (McpStdioSource(table="tools[0]", command=("uvx", "mcp-server-time")),)
     assert config_error(path, tmp_path) == snapshot(
-        "<tmp>/codemode.toml: tools[0]: MCP sources need MCP client support, which codemode does not have yet; "
-        "remove this table, or export the server's tools to a `jsonl` file for now."
+        "<tmp>/codemode.toml: tools[0]: MCP sources need connections: build this config's catalog with "
+        "`async with codemode.mcp.sources_from_config(config) as sources` (the `mcp` extra)."
     )
 
 

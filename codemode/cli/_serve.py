@@ -1,0 +1,54 @@
+"""`codemode serve --config FILE`: the `code` tool as an MCP server, over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import anyio
+
+from codemode.cli._catalogs import add_config_argument, report_failures, sources_from_args
+from codemode.code_mode import CodeMode
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `serve` subcommand."""
+    parser = subparsers.add_parser("serve", help="expose the `code` tool as an MCP server")
+    add_config_argument(parser)
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (http; default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (http; default 8000)")
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="keep no session state (http): discovery state travels in each request's `_meta`",
+    )
+    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client disconnects (stdio) or the process is interrupted (http); 2 on bad input."""
+    try:
+        from codemode.mcp import serve_http, serve_stdio  # the `mcp` extra, needed only by this command
+    except ImportError as error:
+        print(f"codemode: {error}", file=sys.stderr)
+        return 2
+    sources = sources_from_args(args)
+    if sources is None:
+        return 2
+
+    async def main() -> int:
+        async with sources:
+            report_failures(sources)
+            async with CodeMode(sources.catalog, isolation=args.isolation) as cm:
+                if args.transport == "http":
+                    await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
+                else:
+                    await serve_stdio(cm, stateless=args.stateless)
+        return 0
+
+    return anyio.run(main)

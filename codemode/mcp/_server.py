@@ -1,0 +1,135 @@
+"""`codemode serve`: the one `code` tool as an MCP server, over stdio or streamable HTTP.
+
+The server lists exactly one tool, `code`, with the fixed definition of `CodeMode.tool`. A call's result holds
+the printed output and returned value (one text block) and, when the run found tools the conversation has not
+seen, their announcement (a second text block): the MCP host owns the history, so announcements travel in the
+tool result. A failing script is an `isError` result with the short message, never a protocol error.
+
+Discovery state (which stubs the conversation has seen) lives per MCP session: the stdio connection, or an
+HTTP session of the 2025 handshake (`Mcp-Session-Id`); requests of the sessionless 2026-07-28 protocol over
+HTTP belong to no session. Every result also carries the state in `_meta["codemode/state"]`
+(`DiscoveryState.to_json()`), and a request may send it back the same way, or send the texts of earlier `code`
+results in `_meta["codemode/history"]`; such a request is served from that state whatever the session. In
+stateless HTTP mode, where each request may reach another replica behind a load balancer, that is the only
+state: a client that sends none gets every discovered tool announced again, which is redundant but never
+leaves the model without a definition.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.discovery import DiscoveryState
+from codemode.mcp._sdk import MCPError, Server, stdio_server, types, uvicorn
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from codemode.code_mode import CodeMode
+
+logger = logging.getLogger("codemode.mcp.server")
+
+STATE_META_KEY: Final = "codemode/state"
+"""`_meta` key of the discovery state (`DiscoveryState.to_json()`), in results and optionally in requests."""
+HISTORY_META_KEY: Final = "codemode/history"
+"""`_meta` key of a request's earlier `code` result texts, to rebuild the discovery state from."""
+MAX_SESSIONS: Final = 10_000
+"""HTTP sessions whose discovery state is kept; the least recently used are forgotten (and re-announced)."""
+
+
+def build_server(cm: CodeMode, *, stateless: bool = False, name: str = "codemode") -> Server[Any]:
+    """An MCP server whose one tool is `cm`'s `code` tool.
+
+    Args:
+        cm: The code mode to run calls in; the caller enters it (it owns the sandbox).
+        stateless: Keep no state between requests: only what a request's `_meta` carries.
+        name: The server's name, reported to clients.
+    """
+    states: OrderedDict[str, DiscoveryState] = OrderedDict()
+    code_tool = types.Tool(name=cm.tool.name, description=cm.tool.description, input_schema=cm.tool.input_schema)
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
+        return types.ListToolsResult(tools=[code_tool])
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+        if params.name != code_tool.name:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool {params.name!r}: this server has only `code`.")
+        code = (params.arguments or {}).get("code")
+        state = _state_from_meta(params.meta)
+        key = None if stateless else _session_key(ctx)
+        if key is not None:
+            state = _remember(states, key, state)
+        state = state or DiscoveryState()
+        if not isinstance(code, str):
+            return _result([f"`code` must be a string of Python source, got {type(code).__name__}."], state, True)
+        try:
+            result = await cm.execute(code, state)
+        except Exception as error:  # the MCP handler boundary: log it, and tell the model it was not its fault
+            logger.exception("`code` failed inside codemode")
+            return _result([f"internal error in codemode ({type(error).__name__}); try again."], state, True)
+        texts = [result.text, *([result.announcement] if result.announcement else [])]
+        return _result(texts, state, not result.ok)
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(cm: CodeMode, *, stateless: bool = False) -> None:
+    """Serve `cm`'s `code` tool on this process's stdin and stdout until the client closes them."""
+    server = build_server(cm, stateless=stateless)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(
+    cm: CodeMode, *, host: str = "127.0.0.1", port: int = 8000, stateless: bool = False, path: str = "/mcp"
+) -> None:
+    """Serve `cm`'s `code` tool over streamable HTTP at `http://host:port/mcp` until interrupted."""
+    server = build_server(cm, stateless=stateless)
+    app = server.streamable_http_app(streamable_http_path=path, stateless_http=stateless, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()
+
+
+def _session_key(ctx: ServerRequestContext[Any]) -> str | None:
+    """The session a request belongs to: the stdio connection, an HTTP `Mcp-Session-Id`, or none."""
+    if ctx.request is None:
+        return "stdio"  # one process serves one stdio connection
+    headers = getattr(ctx.request, "headers", None)
+    session_id = headers.get("mcp-session-id") if headers is not None else None
+    return f"http:{session_id}" if isinstance(session_id, str) and session_id else None
+
+
+def _remember(states: OrderedDict[str, DiscoveryState], key: str, given: DiscoveryState | None) -> DiscoveryState:
+    """The session's state (`given` replaces it), most recent last; the oldest sessions are forgotten."""
+    state = given or states.pop(key, None) or DiscoveryState()
+    states.pop(key, None)
+    states[key] = state
+    while len(states) > MAX_SESSIONS:
+        states.popitem(last=False)
+    return state
+
+
+def _state_from_meta(meta: object) -> DiscoveryState | None:
+    """The state a request carries in `_meta`, if any (a malformed one counts as none)."""
+    if not isinstance(meta, dict):
+        return None
+    state = meta.get(STATE_META_KEY)
+    if isinstance(state, dict):
+        try:
+            return DiscoveryState.from_json(state)
+        except (TypeError, ValueError):
+            logger.warning("ignored a malformed %r in a request's `_meta`", STATE_META_KEY)
+    history = meta.get(HISTORY_META_KEY)
+    if isinstance(history, list):
+        return DiscoveryState.from_history(text for text in history if isinstance(text, str))
+    return None
+
+
+def _result(texts: list[str], state: DiscoveryState, is_error: bool) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=text) for text in texts],
+        is_error=is_error,
+        _meta={STATE_META_KEY: state.to_json()},
+    )

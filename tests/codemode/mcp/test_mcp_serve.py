@@ -1,0 +1,194 @@
+"""`codemode serve` driven by the `mcp` SDK's own client, over stdio and over streamable HTTP."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from codemode import CodeMode, build_catalog, load_config
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+TOOLS_PY = '''
+from codemode import Catalog
+
+catalog = Catalog()
+
+
+@catalog.tool
+async def get_weather(city: str) -> dict:
+    """Get the current weather for a city."""
+    return {"city": city, "temp_c": 19}
+'''
+
+SCRIPT = 'found = await tools.search("weather in a city")\nreturn await tools.get_weather(city="Oslo")'
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("serve")
+    (folder / "tools.py").write_text(TOOLS_PY)
+    (folder / "codemode.toml").write_text('[[tools]]\npython = "tools.py"\n')
+    return folder / "codemode.toml"
+
+
+def serve_command(config: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "codemode", "serve", "--config", str(config), "--isolation", "inline", *extra]
+
+
+@pytest.fixture(scope="module")
+async def stdio_client(config: Path) -> AsyncIterator[Client]:
+    command = serve_command(config)
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    async with Client(params) as client:
+        yield client
+
+
+def texts(result: object) -> list[str]:
+    return [block.text for block in getattr(result, "content", [])]
+
+
+async def test_serve_lists_exactly_one_tool_with_the_fixed_code_definition(stdio_client: Client, config: Path) -> None:
+    """`tools/list` has one tool, `code`, with the same description and schema as `CodeMode.tool`."""
+    listed = await stdio_client.list_tools()
+    expected = CodeMode(build_catalog(load_config(config)), isolation="inline").tool
+    assert [(tool.name, tool.description, tool.input_schema) for tool in listed.tools] == [
+        (expected.name, expected.description, expected.input_schema)
+    ]
+
+
+async def test_a_code_call_returns_output_value_and_the_announcement_once_per_session(stdio_client: Client) -> None:
+    """The first run announces `get_weather` in the result; the same session is not told twice."""
+    first = await stdio_client.call_tool("code", {"code": f'print("hi")\n{SCRIPT}'})
+    assert not first.is_error
+    output, announcement = texts(first)
+    assert output.startswith("hi\nReturned: {")
+    assert '"city": "Oslo"' in output
+    assert "<tools-discovered>" in announcement
+    assert "# new tool: get_weather" in announcement
+    assert first.meta is not None
+    assert "get_weather" in first.meta["codemode/state"]["announced"]
+    second = await stdio_client.call_tool("code", {"code": SCRIPT})
+    assert len(texts(second)) == 1
+
+
+async def test_a_failing_script_is_an_error_result_with_the_short_message(stdio_client: Client) -> None:
+    """A script that raises comes back as `isError` with the exception, not as a protocol error."""
+    result = await stdio_client.call_tool("code", {"code": "x = 1\nreturn x / 0"})
+    assert result.is_error
+    assert "ZeroDivisionError: division by zero" in texts(result)[0]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@asynccontextmanager
+async def serve_http(config: Path, *extra: str) -> AsyncIterator[str]:
+    port = free_port()
+    command = serve_command(config, "--transport", "http", "--port", str(port), *extra)
+    process = await anyio.open_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with anyio.fail_after(30):
+            while True:  # a subprocess gives no readiness signal here but its open port
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    await anyio.sleep(0.1)
+                    continue
+                await stream.aclose()
+                break
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        with anyio.move_on_after(10, shield=True):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+        await process.aclose()
+
+
+@pytest.fixture(scope="module")
+async def http_url(config: Path) -> AsyncIterator[str]:
+    async with serve_http(config) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+async def stateless_url(config: Path) -> AsyncIterator[str]:
+    async with serve_http(config, "--stateless") as url:
+        yield url
+
+
+async def test_serve_over_http_keeps_discovery_state_per_session(http_url: str) -> None:
+    """Two HTTP sessions (2025 handshake) each get the announcement once; failing code is an error result."""
+    for _ in range(2):
+        async with Client(http_url, mode="legacy") as client:
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["code"]
+            first = await client.call_tool("code", {"code": SCRIPT})
+            assert "# new tool: get_weather" in texts(first)[1]
+            again = await client.call_tool("code", {"code": SCRIPT})
+            assert len(texts(again)) == 1
+            failed = await client.call_tool("code", {"code": "raise ValueError('nope')"})
+            assert failed.is_error
+            assert "ValueError: nope" in texts(failed)[0]
+
+
+async def test_stateless_http_takes_the_state_from_the_requests_meta(stateless_url: str) -> None:
+    """Stateless mode: with no `_meta` state each run announces again; with the returned state, it does not."""
+    async with Client(stateless_url) as client:
+        first = await client.call_tool("code", {"code": SCRIPT})
+        assert "# new tool: get_weather" in texts(first)[1]
+        no_state = await client.call_tool("code", {"code": SCRIPT})
+        assert len(texts(no_state)) == 2
+        assert first.meta is not None
+        with_state = await client.call_tool(
+            "code", {"code": SCRIPT}, meta={"codemode/state": first.meta["codemode/state"]}
+        )
+        assert len(texts(with_state)) == 1
+        history = await client.call_tool("code", {"code": SCRIPT}, meta={"codemode/history": texts(first)})
+        assert len(texts(history)) == 1
+
+
+def _inspector() -> str | None:
+    """The MCP Inspector's CLI entry point, if an offline copy is installed; never downloaded here."""
+    if shutil.which("node") is None:
+        return None
+    roots = [os.path.expanduser("~/.npm/_npx/*/node_modules"), "/usr/lib/node_modules", "/usr/local/lib/node_modules"]
+    for root in roots:
+        for found in glob.glob(os.path.join(root, "@modelcontextprotocol", "inspector", "cli", "build", "cli.js")):
+            return found
+    return None
+
+
+def test_the_mcp_inspector_cli_lists_and_calls_the_code_tool(config: Path) -> None:
+    """The Inspector's `--cli` mode (a peer in another language) sees one tool and runs a script."""
+    inspector = _inspector()
+    if inspector is None:
+        pytest.skip("the MCP Inspector (npm @modelcontextprotocol/inspector) is not installed offline")
+    base = ["node", inspector, *serve_command(config)]
+    listed = subprocess.run([*base, "--method", "tools/list"], capture_output=True, text=True, timeout=60, check=True)
+    assert [tool["name"] for tool in json.loads(listed.stdout)["tools"]] == ["code"]
+    called = subprocess.run(
+        [*base, "--method", "tools/call", "--tool-name", "code", "--tool-arg", f"code={SCRIPT}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "get_weather" in called.stdout
