@@ -125,17 +125,31 @@ class Agent:
             )
             if self.events.on_request:
                 self.events.on_request(request)
+            streamed: list[str] = []
             try:
-                response = await self.model.complete(request, on_text=self.events.on_text)
+                response = await self.model.complete(request, on_text=self._text_sink(streamed))
             except Exception as error:  # noqa: BLE001  # the SDK's error (after its own retries), reported plainly
                 return AgentResult(answer="", stopped="error", steps=tuple(steps), error=describe_api_error(error))
             turn = self.model.wire.read(response)
+            if self.events.on_text and turn.text and not streamed:  # a model that did not stream: show it whole
+                self.events.on_text(turn.text + "\n")
             self.messages.extend(turn.messages)
             executions = await self._run_calls(turn.calls)
             steps.append(StepRecord(turn=turn, executions=executions, request_bytes=len(json.dumps(request))))
             if not turn.calls:
                 return AgentResult(answer=turn.text, stopped="answer", steps=tuple(steps))
         return AgentResult(answer=steps[-1].turn.text if steps else "", stopped="max_steps", steps=tuple(steps))
+
+    def _text_sink(self, streamed: list[str]) -> TextSink | None:
+        on_text = self.events.on_text
+        if on_text is None:
+            return None
+
+        def sink(chunk: str) -> None:
+            streamed.append(chunk)
+            on_text(chunk)
+
+        return sink
 
     async def _run_calls(self, calls: tuple[CodeCall, ...]) -> tuple[tuple[CodeCall, ExecuteResult | None], ...]:
         outcomes: list[ToolOutcome] = []

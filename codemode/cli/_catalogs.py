@@ -1,12 +1,14 @@
 """Shared by the subcommands: `--config FILE` to a catalog, with config errors printed for a person.
 
-A config with MCP servers needs connections: `sources_from_args` gives the owning `McpSources` (for `serve`,
-which keeps them open), and `catalog_from_args` connects once to list the tools, after which each call opens
-a connection of its own (for `exec`, `search` and `chat`, whose catalogs are built before their event loop).
+A config with MCP servers needs connections: `opened_catalog` keeps them open for a command's whole run
+(`exec`, `chat`), `sources_from_args` gives the owning `McpSources` (for `serve`), and `catalog_from_args`
+connects once to list the tools, after which each call opens a connection of its own (`search`, which only reads
+definitions).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from codemode.errors import CodemodeError
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import AsyncIterator
 
     from codemode.catalog import Catalog
     from codemode.config import Config
@@ -47,6 +50,29 @@ def catalog_from_args(args: argparse.Namespace) -> Catalog | None:
 
     anyio.run(list_tools)
     return sources.catalog
+
+
+@contextlib.asynccontextmanager
+async def opened_catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | None]:
+    """The config's catalog with its MCP servers connected for the duration, or None after printing why not."""
+    try:
+        config = load_config(args.config)
+        if not _has_mcp(config):
+            catalog = build_catalog(config)
+    except (CodemodeError, OSError) as error:
+        print(f"codemode: {error}", file=sys.stderr)
+        yield None
+        return
+    if not _has_mcp(config):
+        yield catalog
+        return
+    sources = sources_from_args(args, config)
+    if sources is None:
+        yield None
+        return
+    async with sources:
+        report_failures(sources)
+        yield sources.catalog
 
 
 def sources_from_args(args: argparse.Namespace, config: Config | None = None) -> McpSources | None:

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
 import anyio
 
 from codemode.agent import DEFAULT_SYSTEM, Agent
-from codemode.cli._catalogs import add_config_argument, catalog_from_args
+from codemode.cli._catalogs import add_config_argument, opened_catalog
 from codemode.cli._models import PROVIDERS, model_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
 from codemode.demo.catalog import build_demo_catalog
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from codemode.catalog import Catalog
+    from codemode.providers.base import Model
 
 if TYPE_CHECKING:
     import argparse
@@ -34,9 +41,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Chat until the model answers; exit 0 on an answer, 1 otherwise, 2 on bad input."""
-    catalog = catalog_from_args(args) if args.config else build_demo_catalog()
-    if catalog is None:
-        return 2
     try:
         model = model_for(args.provider, stream=not args.no_stream)
     except ImportError as error:
@@ -44,24 +48,40 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     async def main() -> int:
-        async with CodeMode(catalog, isolation=args.isolation) as cm:
-            agent = Agent(
-                cm,
-                model,
-                model_name=args.model,
-                system=args.system,
-                max_steps=args.max_steps,
-                events=Transcript().events(),
-            )
-            result = await agent.run(args.prompt)
-        print()
-        if result.error:
-            print(f"codemode: {result.error}", file=sys.stderr)
-            return 1
-        print_usage(result)
-        if result.stopped != "answer":
-            print(f"codemode: no answer after {args.max_steps} steps", file=sys.stderr)
-            return 1
-        return 0
+        async with _catalog(args) as catalog:
+            if catalog is None:
+                return 2
+            return await _chat(args, catalog, model)
 
     return anyio.run(main)
+
+
+@contextlib.asynccontextmanager
+async def _catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | None]:
+    if not args.config:
+        yield build_demo_catalog()
+        return
+    async with opened_catalog(args) as catalog:
+        yield catalog
+
+
+async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int:
+    async with CodeMode(catalog, isolation=args.isolation) as cm:
+        agent = Agent(
+            cm,
+            model,
+            model_name=args.model,
+            system=args.system,
+            max_steps=args.max_steps,
+            events=Transcript().events(),
+        )
+        result = await agent.run(args.prompt)
+    print()
+    if result.error:
+        print(f"codemode: {result.error}", file=sys.stderr)
+        return 1
+    print_usage(result)
+    if result.stopped != "answer":
+        print(f"codemode: no answer after {args.max_steps} steps", file=sys.stderr)
+        return 1
+    return 0

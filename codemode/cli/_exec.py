@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from codemode.cli._catalogs import add_config_argument, catalog_from_args
+from codemode.cli._catalogs import add_config_argument, opened_catalog
 from codemode.code_mode import CodeMode
 
 if TYPE_CHECKING:
@@ -31,13 +31,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"codemode: cannot read {args.script!r}: {error.strerror}", file=sys.stderr)
         return 2
-    catalog = catalog_from_args(args)
-    if catalog is None:
-        return 2
 
     async def main() -> int:
-        async with CodeMode(catalog, isolation=args.isolation) as cm:
-            result = await cm.execute(code, cm.new_state())
+        async with opened_catalog(args) as catalog:
+            if catalog is None:
+                return 2
+            async with CodeMode(catalog, isolation=args.isolation) as cm:
+                result = await cm.execute(code, cm.new_state())
         print(result.text)
         if result.announcement:
             print()

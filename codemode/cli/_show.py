@@ -19,10 +19,15 @@ _RULE = "-" * 78
 class Transcript:
     """Agent events printed as they happen."""
 
-    def __init__(self, out: TextIO = sys.stdout, *, max_lines: int = 40) -> None:
-        self.out = out
+    def __init__(self, out: TextIO | None = None, *, max_lines: int = 40) -> None:
+        self._out = out
         self.max_lines = max_lines
         self.step = 0
+
+    @property
+    def out(self) -> TextIO:
+        """Where to print: the stream given, else whatever `sys.stdout` is now (tests redirect it)."""
+        return self._out or sys.stdout
 
     def events(self) -> AgentEvents:
         """The callbacks to give `Agent`."""
@@ -52,8 +57,9 @@ class Transcript:
             print(f"[announced: {result.announced.summary()}]", file=self.out)
 
 
-def print_usage(result: AgentResult, out: TextIO = sys.stdout) -> None:
+def print_usage(result: AgentResult, out: TextIO | None = None) -> None:
     """The cache report: per request, cached and uncached input tokens as the provider reported them."""
+    out = out or sys.stdout
     print(_RULE, file=out)
     print(f"{'request':>7}  {'cache read':>10}  {'cache write':>11}  {'uncached':>8}  {'output':>6}", file=out)
     for number, usage in enumerate(result.usage, 1):

@@ -1,0 +1,112 @@
+"""The OpenAI Agents SDK adapter, driven by the SDK's real `OpenAIResponsesModel`: the official `openai` client
+talks to an `httpx2.MockTransport` that plays the Responses API, so the test sees the request bodies as sent."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+pytest.importorskip("agents")
+
+import httpx2
+from agents import Agent, OpenAIResponsesModel, Runner, set_tracing_disabled
+from integration_fakes import ANNOUNCED, CALL, SEARCH
+from openai import AsyncOpenAI
+
+from codemode.integrations.openai_agents import code_tool
+
+if TYPE_CHECKING:
+    from codemode import CodeMode
+
+set_tracing_disabled(True)
+
+
+@dataclass
+class ResponsesServer:
+    """Replies to each request with the next scripted `code` call, then a text answer; records the bodies."""
+
+    codes: list[str]
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        self.bodies.append(json.loads(request.content))
+        step = len(self.bodies) - 1
+        if step < len(self.codes):
+            output: dict[str, Any] = {
+                "type": "function_call",
+                "id": f"fc_{step}",
+                "call_id": f"call_{step}",
+                "name": "code",
+                "arguments": json.dumps({"code": self.codes[step]}),
+                "status": "completed",
+            }
+        else:
+            text = {"type": "output_text", "text": "done", "annotations": [], "logprobs": []}
+            output = {"type": "message", "id": "msg", "status": "completed", "role": "assistant", "content": [text]}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5}
+        usage |= {"output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        return httpx2.Response(
+            200,
+            json={
+                "id": f"resp_{step}",
+                "object": "response",
+                "created_at": 1_760_000_000,
+                "status": "completed",
+                "model": "gpt-test",
+                "output": [output],
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "error": None,
+                "incomplete_details": None,
+                "usage": usage,
+            },
+        )
+
+    def agent(self, cm: CodeMode) -> Agent[Any]:
+        client = AsyncOpenAI(
+            api_key="test",
+            base_url="http://test/v1",
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self)),
+        )
+        model = OpenAIResponsesModel("gpt-test", openai_client=client)
+        return Agent(name="assistant", instructions="Use `code`.", model=model, tools=[code_tool(cm)])
+
+    def tool_outputs(self, body: int) -> list[str]:
+        return [item["output"] for item in self.bodies[body]["input"] if item.get("type") == "function_call_output"]
+
+
+async def test_an_agent_searches_then_calls_a_discovered_tool_with_the_same_tool_definition_every_request(
+    code_mode: CodeMode,
+) -> None:
+    """Through the SDK's own model, the `code` definition sent is `cm.tool` and identical in every request."""
+    server = ResponsesServer([SEARCH, CALL])
+
+    result = await Runner.run(server.agent(code_mode), "What is the weather in Berlin tomorrow?")
+
+    assert result.final_output == "done"
+    assert len(server.bodies) == 3
+    search, call = server.tool_outputs(2)
+    assert search.startswith("['weather_get_forecast']\n\n<tools-discovered>")
+    assert ANNOUNCED in search
+    assert call == 'Returned: "light snow"'
+    tools = [json.dumps(body["tools"]) for body in server.bodies]
+    assert set(tools) == {tools[0]}
+    (sent,) = server.bodies[0]["tools"]
+    assert (sent["name"], sent["description"]) == (code_mode.tool.name, code_mode.tool.description)
+    assert json.dumps(sent["parameters"]) == json.dumps(code_mode.tool.input_schema)
+
+
+async def test_a_conversation_continued_from_its_input_list_announces_nothing_again(code_mode: CodeMode) -> None:
+    """Discovery state is rebuilt from the run's input, so a continued conversation does not re-announce."""
+    first_server, second_server = ResponsesServer([SEARCH]), ResponsesServer([SEARCH])
+    first = await Runner.run(first_server.agent(code_mode), "Find a forecast tool.")
+    history = [*first.to_input_list(), {"role": "user", "content": "Search again."}]
+
+    await Runner.run(second_server.agent(code_mode), history)
+
+    assert ANNOUNCED in first_server.tool_outputs(1)[0]
+    assert second_server.tool_outputs(1)[-1] == "['weather_get_forecast']"
