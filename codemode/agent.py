@@ -111,9 +111,13 @@ class Agent:
     def __post_init__(self) -> None:
         self._tools = self.model.wire.tools(self.code_mode.tool)
 
-    async def run(self, prompt: str) -> AgentResult:
-        """Add `prompt` as a user message and loop until the model answers, or `max_steps`."""
-        self.messages.extend(self.model.wire.user_message(prompt))
+    async def run(self, prompt: str | None) -> AgentResult:
+        """Add `prompt` as a user message and loop until the model answers, or `max_steps`.
+
+        `None` continues the conversation as it stands (after `max_steps`, or a resumed one mid-task).
+        """
+        if prompt is not None:
+            self.messages.extend(self.model.wire.user_message(prompt))
         steps: list[StepRecord] = []
         for _ in range(self.max_steps):
             request = self.model.wire.request(
