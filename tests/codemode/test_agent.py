@@ -504,3 +504,26 @@ async def test_a_code_call_with_unreadable_arguments_gets_an_error_result_and_th
     assert bad.error in wire.history_texts(agent.messages)
     assert [call.code for call in ran] == ["return 2"]
     assert_prefix_stable(model.inner.requests)
+
+
+async def test_a_run_stopped_by_max_steps_continues_without_a_new_prompt() -> None:
+    """`run(None)` picks up where `max_steps` stopped, with no extra user message and the prefix intact."""
+    from codemode import Catalog, CodeMode
+    from codemode.agent import Agent
+    from codemode.providers.anthropic import AnthropicWire
+    from codemode.testing import ScriptedModel, prompt_text, step
+
+    catalog = Catalog()
+    catalog.add(name="ping", description="Answer pong.", parameters={"type": "object"}, handler=lambda: "pong")
+    script = [step("", "return await tools.ping()"), step("", "return 2"), step("Done.")]
+    async with CodeMode(catalog, isolation="inline") as cm:
+        agent = Agent(cm, ScriptedModel(AnthropicWire(), script), max_steps=1)
+        first = await agent.run("Ping it.")
+        agent.max_steps = 5
+        second = await agent.run(None)
+    assert (first.stopped, second.stopped, second.answer) == ("max_steps", "answer", "Done.")
+    requests = agent.model.requests  # type: ignore[attr-defined]
+    prompts = [prompt_text(request) for request in requests]
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(prompts))
+    roles = [message["role"] for message in agent.messages]
+    assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
