@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from codemode.catalog import Catalog, CatalogChange
+    from codemode.hybrid import HybridSearch
     from codemode.search import Ranker
     from codemode.tools import Tool
 
@@ -66,7 +67,9 @@ class CodeMode:
 
     Args:
         catalog: The tools.
-        search: A custom ranker replacing the built-in BM25 search (sync or async; see `codemode.search.Ranker`).
+        search: `"bm25"` (the default), `"hybrid"` (BM25 fused with offline embeddings; needs the `semantic`
+            extra, see `codemode.hybrid.HybridSearch`), or a custom ranker (sync or async; see
+            `codemode.search.Ranker`).
         sandbox: A sandbox to run code in; by default one is made (and owned) with `limits` and `isolation`.
         limits: Per-run limits for the default sandbox.
         isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only).
@@ -78,7 +81,7 @@ class CodeMode:
         self,
         catalog: Catalog,
         *,
-        search: Ranker | None = None,
+        search: Ranker | Literal["bm25", "hybrid"] | None = None,
         sandbox: Sandbox | None = None,
         limits: Limits | None = None,
         isolation: Literal["process", "inline"] = "process",
@@ -89,11 +92,19 @@ class CodeMode:
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation)
         self.limits = self.sandbox.limits
-        self._ranker = search
+        self._ranker = None if search is None or isinstance(search, str) else search
         self._hide_errors = hide_errors
         self._max_tool_result = max_tool_result
         self._cache = StubCache()
-        self._index = SearchIndex(catalog) if search is None else None
+        self._index: SearchIndex | HybridSearch | None = None
+        if search == "hybrid":
+            from codemode.hybrid import HybridSearch  # the optional `semantic` extra, imported only when chosen
+
+            self._index = HybridSearch(catalog)
+        elif search is None or search == "bm25":
+            self._index = SearchIndex(catalog)
+        elif isinstance(search, str):
+            raise ValueError(f'search={search!r}: expected "bm25", "hybrid" or a ranker function')
         self._unsubscribe = catalog.subscribe(self._on_change)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(

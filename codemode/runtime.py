@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from codemode.tools import Tool
 
 ERROR_NAME = "ToolError"
+MAX_QUERIES = 10
+"""The most queries one `tools.search([...])` call may merge."""
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
 
 
@@ -135,13 +137,21 @@ class ToolRuntime:
         hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
         return f'there is no tool named {name!r}.{hint} Find tools with `await tools.search("what you need")`.'
 
-    async def search(self, query: str, max_results: int = 5) -> list[JsonValue]:
-        """`tools.search(query, max_results=5)`: the best matching tools, as name/description/signature."""
-        if not isinstance(query, str) or not query.strip():
+    async def search(self, query: str | list[str], max_results: int = 5) -> list[JsonValue]:
+        """`tools.search(query, max_results=5)`: the best matching tools, as name/description/signature.
+
+        A list of queries (one per capability a task needs) is searched query by query and the rankings are
+        merged by reciprocal rank, so each query's best tools come first and tools found by several rise.
+        """
+        queries = query if isinstance(query, list) else [query]
+        if isinstance(query, list) and not 1 <= len(query) <= MAX_QUERIES:
+            raise tool_error(f"tools.search([...]) takes a list of 1 to {MAX_QUERIES} query strings")
+        if not all(isinstance(q, str) and q.strip() for q in queries):
             raise tool_error('tools.search() needs a query string, e.g. `await tools.search("send an email")`')
         if not isinstance(max_results, int) or not 1 <= max_results <= 50:
             raise tool_error("tools.search(max_results=...) must be an int from 1 to 50")
-        found = await self.search_tools(query, max_results)
+        rankings = [await self.search_tools(q, max_results) for q in queries if isinstance(q, str)]
+        found = rankings[0] if len(rankings) == 1 else merge_rankings(rankings)[:max_results]
         for tool in found:
             self.discovered.setdefault(tool.name)
         return [
@@ -229,6 +239,17 @@ class ToolRuntime:
                 "byte limit; ask for less (filters, pagination, fewer fields)"
             )
         return data
+
+
+def merge_rankings(rankings: list[list[Tool]], *, constant: int = 60) -> list[Tool]:
+    """Tools of several rankings by summed reciprocal rank `1 / (constant + rank)`; ties keep first-seen order."""
+    scores: dict[str, float] = {}
+    tools: dict[str, Tool] = {}
+    for ranking in rankings:
+        for rank, tool in enumerate(ranking, start=1):
+            tools.setdefault(tool.name, tool)
+            scores[tool.name] = scores.get(tool.name, 0.0) + 1.0 / (constant + rank)
+    return [tools[name] for name in sorted(scores, key=lambda name: -scores[name])]
 
 
 def _accepts_null(schema: object) -> bool:

@@ -1,4 +1,4 @@
-"""`codemode eval-search`: measure the default search on JSONL tools and labelled queries.
+"""`codemode eval-search`: measure a search (BM25F, or the hybrid of the `semantic` extra) on JSONL data.
 
 Prints recall@k, nDCG@10, MRR@10 and per-query latency, as a short table or (with `--json`) as one JSON
 object with the keys of `SearchReport.to_json`.
@@ -21,13 +21,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the `eval-search` subcommand."""
     parser = subparsers.add_parser(
         "eval-search",
-        help="recall@k, nDCG@10, MRR and latency of the default search on JSONL data",
-        description="Rank labelled queries against a tool catalog with the default BM25F search.",
+        help="recall@k, nDCG@10, MRR and latency of the tool search on JSONL data",
+        description="Rank labelled queries against a tool catalog with the BM25F or the hybrid search.",
     )
     parser.add_argument("--tools", type=Path, required=True, help='JSONL of {"name", "description", "parameters"}')
     parser.add_argument("--queries", type=Path, required=True, help='JSONL of {"query", "relevant": [names]}')
     parser.add_argument("--k", type=int, default=5, help="cut-off for recall (default: 5)")
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N queries")
+    parser.add_argument(
+        "--ranker",
+        choices=("bm25", "hybrid"),
+        default="bm25",
+        help="bm25 (default) or hybrid: BM25F fused with embeddings (needs the `semantic` extra)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(run=run)
 
@@ -45,7 +51,20 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.limit is not None:
         queries = queries[: args.limit]
-    report = evaluate(tools, queries, k=args.k)
+    search = None
+    if args.ranker == "hybrid":
+        try:
+            from codemode.hybrid import HybridSearch  # the optional `semantic` extra
+        except ImportError as error:
+            print(f"codemode eval-search: {error}", file=sys.stderr)
+            return 2
+        index = HybridSearch(tools)
+        index.prepare()  # embed (or load from the cache) before the clock starts
+
+        def search(query: str, limit: int) -> list[str]:
+            return [tool.name for tool, _ in index.search(query, limit)]
+
+    report = evaluate(tools, queries, k=args.k, search=search)
     if args.json:
         print(json.dumps(report.to_json()))
         return 0

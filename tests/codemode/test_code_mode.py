@@ -570,7 +570,8 @@ and `return` a value or `print` what you need to see. Only printed output and th
 back, so filter, join and summarise data in code rather than returning it all.
 
 - `await tools.search("what you need", max_results=5)` -> [{"name", "description", "signature"}].
-  The full definitions of tools you find are shown to you after the run.
+  Pass a list of queries to look for several things at once. The full definitions of tools you find
+  are shown to you after the run.
 - `await tools.describe(name)` -> one tool's full definition as a Python stub.
 - `await tools.<name>(arg=value, ...)` calls a tool with keyword arguments; results are JSON data.
   A failed call raises `ToolError` with a message saying what to fix.
