@@ -17,9 +17,10 @@ from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
 from sandbox._calls import Bridge, CallState, FunctionProxy, NamespaceProxy, NotAwaitedError, PendingCall
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
-from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, SizeLimitError, StopRun
+from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
+from sandbox._sizes import SizeLimitError
 from sandbox._types import CURRENT_GUARDS
 from sandbox.result import ErrorKind, RunError, RunResult
 
