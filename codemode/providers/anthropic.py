@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any, Literal
 
-from codemode.providers.base import CodeCall, Turn, Usage
+from codemode.providers.base import CodeCall, Turn, Usage, unknown_tool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -94,7 +94,7 @@ class AnthropicWire:
         call_id = str(block.get("id", ""))
         name = block.get("name")
         if name != self.tool_name:
-            return CodeCall(id=call_id, code="", error=f"Unknown tool {name!r}: the only tool is `{self.tool_name}`.")
+            return unknown_tool(call_id, name, self.tool_name)
         arguments = block.get("input")
         code = arguments.get("code") if isinstance(arguments, dict) else None
         if not isinstance(code, str):

@@ -79,6 +79,30 @@ class ToolOutcome:
     """The announcement of newly discovered tools, if any."""
 
 
+def unknown_tool(call_id: str, name: object, tool_name: str) -> CodeCall:
+    """The answer to a call of a tool other than `code`: an error result, not an exception."""
+    return CodeCall(id=call_id, code="", error=f"Unknown tool {name!r}: the only tool is `{tool_name}`.")
+
+
+def place_announcements(outcomes: Sequence[ToolOutcome], placement: Placement) -> tuple[list[tuple[str, str]], str]:
+    """Each call's id and result text, and the announcements that need a message of their own.
+
+    With `tool_result` placement an announcement is appended to its result text; otherwise it is collected
+    into the second value (empty when there are none).
+    """
+    results: list[tuple[str, str]] = []
+    separate: list[str] = []
+    for outcome in outcomes:
+        text = outcome.text
+        if outcome.announcement is not None:
+            if placement == "tool_result":
+                text = f"{text}\n\n{outcome.announcement}"
+            else:
+                separate.append(outcome.announcement)
+        results.append((outcome.call_id, text))
+    return results, "\n\n".join(separate)
+
+
 class WireFormat(Protocol):
     """One provider's request and response shapes (pure functions, no I/O)."""
 

@@ -17,7 +17,7 @@ import copy
 import json
 from typing import TYPE_CHECKING, Any
 
-from codemode.providers.base import CodeCall, Turn, Usage
+from codemode.providers.base import CodeCall, Turn, Usage, place_announcements, unknown_tool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -86,24 +86,17 @@ class OpenAIChatWire:
         function = function if isinstance(function, dict) else {}
         name = function.get("name")
         if name != self.tool_name:
-            return CodeCall(id=call_id, code="", error=f"Unknown tool {name!r}: the only tool is `{self.tool_name}`.")
+            return unknown_tool(call_id, name, self.tool_name)
         return code_from_arguments(call_id, function.get("arguments"))
 
     def results(self, outcomes: Sequence[ToolOutcome], placement: Placement) -> list[JsonObject]:
         """A `tool` message per outcome, then the announcements as one user or system message if so placed."""
-        messages: list[JsonObject] = []
-        announcements: list[str] = []
-        for outcome in outcomes:
-            content = outcome.text
-            if outcome.announcement is not None:
-                if placement == "tool_result":
-                    content = f"{content}\n\n{outcome.announcement}"
-                else:
-                    announcements.append(outcome.announcement)
-            messages.append({"role": "tool", "tool_call_id": outcome.call_id, "content": content})
+        results, announcements = place_announcements(outcomes, placement)
+        messages: list[JsonObject] = [
+            {"role": "tool", "tool_call_id": call_id, "content": text} for call_id, text in results
+        ]
         if announcements:
-            role = "system" if placement == "system" else "user"
-            messages.append({"role": role, "content": "\n\n".join(announcements)})
+            messages.append({"role": "system" if placement == "system" else "user", "content": announcements})
         return messages
 
     def history_texts(self, messages: Sequence[JsonObject]) -> list[str]:

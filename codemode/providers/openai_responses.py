@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from codemode.providers.base import CodeCall, Turn, Usage
+from codemode.providers.base import CodeCall, Turn, Usage, place_announcements, unknown_tool
 from codemode.providers.openai_chat import code_from_arguments, openai_client
 
 if TYPE_CHECKING:
@@ -93,24 +93,17 @@ class OpenAIResponsesWire:
         call_id = str(item.get("call_id", ""))
         name = item.get("name")
         if name != self.tool_name:
-            return CodeCall(id=call_id, code="", error=f"Unknown tool {name!r}: the only tool is `{self.tool_name}`.")
+            return unknown_tool(call_id, name, self.tool_name)
         return code_from_arguments(call_id, item.get("arguments"))
 
     def results(self, outcomes: Sequence[ToolOutcome], placement: Placement) -> list[JsonObject]:
         """A `function_call_output` item per outcome, then the announcements as a message item if so placed."""
-        items: list[JsonObject] = []
-        announcements: list[str] = []
-        for outcome in outcomes:
-            output = outcome.text
-            if outcome.announcement is not None:
-                if placement == "tool_result":
-                    output = f"{output}\n\n{outcome.announcement}"
-                else:
-                    announcements.append(outcome.announcement)
-            items.append({"type": "function_call_output", "call_id": outcome.call_id, "output": output})
+        results, announcements = place_announcements(outcomes, placement)
+        items: list[JsonObject] = [
+            {"type": "function_call_output", "call_id": call_id, "output": text} for call_id, text in results
+        ]
         if announcements:
-            role = "developer" if placement == "system" else "user"
-            items.append({"role": role, "content": "\n\n".join(announcements)})
+            items.append({"role": "developer" if placement == "system" else "user", "content": announcements})
         return items
 
     def history_texts(self, messages: Sequence[JsonObject]) -> list[str]:
