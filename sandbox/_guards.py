@@ -71,7 +71,6 @@ class Guards(SizeGuards):
         self.deadline = deadline
         self.stopped: StopRun | None = None
         self.coroutines: list[Any] = []
-        self._ticks_left = 0
         self.tick = self._make_tick()
 
     # -- budget ------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
-from sandbox._calls import Bridge, CallState, FunctionProxy, NamespaceProxy, NotAwaitedError, PendingCall
+from sandbox._calls import Bridge, CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
@@ -203,6 +203,3 @@ def _traceback_text(frames: list[tuple[str, int]], compiled: Compiled, message: 
             lines.append(f"    {compiled.lines[lineno - 1].strip()}")
     lines.append(message)
     return "\n".join(lines)
-
-
-__all__ = ["FunctionKinds", "NotAwaitedError", "run_code"]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import pytest
-from provider_fakes import SAVE_AFTER, SERVERS, Resumed, full_run, resume_in_new_process
+from provider_fakes import SAVE_AFTER, SERVERS, Conversation, FakeServer, Resumed, full_run, resume_in_new_process
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -16,6 +16,21 @@ if TYPE_CHECKING:
 def anyio_backend() -> str:
     """Run the async tests on asyncio only."""
     return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def runs(request: pytest.FixtureRequest) -> dict[bool, tuple[Conversation, FakeServer]]:
+    """The test module's provider (its `PROVIDER`) through the whole scripted conversation, plain and streamed."""
+    provider = request.module.PROVIDER
+    return {stream: await full_run(provider, stream=stream) for stream in (False, True)}
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "streamed"])
+def run(
+    request: pytest.FixtureRequest, runs: dict[bool, tuple[Conversation, FakeServer]]
+) -> tuple[Conversation, FakeServer]:
+    """One of the two whole conversations."""
+    return runs[request.param]
 
 
 @pytest.fixture(scope="session")

@@ -21,12 +21,19 @@ import anyio
 import httpx2
 
 from codemode import Catalog, CodeMode, DiscoveryState
+from codemode.code_tool import CodeTool
 from codemode.providers.base import Model, Placement, ToolOutcome, Turn, WireFormat
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 MODEL = "test-model"
+TOOL = CodeTool(name="code", description="Run Python.", input_schema={"type": "object"})
+"""A small `code` tool for the payload snapshots."""
+ANNOUNCEMENT = (
+    "<tools-discovered>\n# new tool: get_weather [17a110ed48b9]\nasync def get_weather(): ...\n</tools-discovered>"
+)
+"""A short announcement for the placement tests."""
 SYSTEM = "You are a travel assistant. Use the `code` tool to find and call tools."
 PROMPT = "Plan my two days in Paris: weather, a hotel, flights, and tell Ana."
 MAX_TOKENS = 1024

@@ -10,9 +10,11 @@ import openai
 import pytest
 from inline_snapshot import snapshot
 from provider_fakes import (
+    ANNOUNCEMENT,
     SAVE_AFTER,
     STEPS,
     SYSTEM,
+    TOOL,
     Conversation,
     FakeServer,
     Resumed,
@@ -24,29 +26,10 @@ from provider_fakes import (
 )
 
 from codemode import DiscoveryState
-from codemode.code_tool import CodeTool
 from codemode.providers.base import CodeCall, ToolOutcome, Usage
 from codemode.providers.openai_chat import OpenAIChatModel, OpenAIChatWire, read_usage
 
 PROVIDER = "openai-chat"
-TOOL = CodeTool(name="code", description="Run Python.", input_schema={"type": "object"})
-ANNOUNCEMENT = (
-    "<tools-discovered>\n# new tool: get_weather [17a110ed48b9]\nasync def get_weather(): ...\n</tools-discovered>"
-)
-
-
-@pytest.fixture(scope="module")
-async def runs() -> dict[bool, tuple[Conversation, FakeServer]]:
-    """The whole scripted conversation, plain (False) and streamed (True); shared by tests that only read it."""
-    return {stream: await full_run(PROVIDER, stream=stream) for stream in (False, True)}
-
-
-@pytest.fixture(params=[False, True], ids=["plain", "streamed"])
-def run(
-    request: pytest.FixtureRequest, runs: dict[bool, tuple[Conversation, FakeServer]]
-) -> tuple[Conversation, FakeServer]:
-    """One of the two whole conversations."""
-    return runs[request.param]
 
 
 async def test_a_long_conversation_keeps_every_request_a_prefix_of_the_next(
