@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -36,6 +37,8 @@ __all__ = ["Embedder", "EmbeddingCache", "Nearest", "StaticEmbedder", "VectorInd
 _MAX_TOKENS: Final = 512
 _DIGEST: Final = 16
 _BATCH: Final = 512
+_REFRESH_DAYS: Final = 7
+"""A cached vector's last-used day is rewritten once it is this many days old."""
 
 
 class Embedder(Protocol):
@@ -108,13 +111,33 @@ def default_cache_dir() -> Path:
 class EmbeddingCache:
     """Vectors of texts embedded by one model, in memory and (unless `folder` is None) in one file on disk.
 
-    The file holds 16-byte BLAKE2 digests of the texts and their vectors; it is read on first use and
-    rewritten atomically by `save` when new vectors were added, so readers never see a half-written file.
+    The file holds 16-byte BLAKE2 digests of the texts, their vectors and the day each was last used; it is
+    read on first use and rewritten atomically by `save`, so readers never see a half-written file. Vectors
+    unused for `max_age_days`, and the least recently used beyond `max_entries`, are dropped when it is written.
+
+    Args:
+        model_id: The embedder's `model_id`; it names the file.
+        folder: Where the file lives; None keeps vectors in memory only.
+        max_entries: The most vectors the file keeps.
+        max_age_days: Vectors not used for this many days are dropped.
+        clock: Seconds since the epoch (tests pass a fake one).
     """
 
-    def __init__(self, model_id: str, folder: Path | None) -> None:
+    def __init__(
+        self,
+        model_id: str,
+        folder: Path | None,
+        *,
+        max_entries: int = 200_000,
+        max_age_days: int = 90,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.path = None if folder is None else folder / f"embeddings-{_safe(model_id)}.npz"
+        self.max_entries = max_entries
+        self.max_age_days = max_age_days
+        self._today = int(clock() // 86_400)
         self._rows: dict[bytes, NDArray[np.float32]] = {}
+        self._used: dict[bytes, int] = {}
         self._dirty = False
         if self.path is not None:
             self._load(self.path)
@@ -124,38 +147,62 @@ class EmbeddingCache:
 
     def get(self, text: str) -> NDArray[np.float32] | None:
         """The cached vector of `text`, or None."""
-        return self._rows.get(digest(text))
+        key = digest(text)
+        vector = self._rows.get(key)
+        if vector is not None:
+            if self._used[key] < self._today - _REFRESH_DAYS:
+                self._dirty = True  # write the new date within days, not on every start
+            self._used[key] = self._today
+        return vector
 
     def put(self, text: str, vector: NDArray[np.float32]) -> None:
         """Remember `vector` for `text` (written by the next `save`)."""
-        self._rows[digest(text)] = vector
+        key = digest(text)
+        self._rows[key] = vector
+        self._used[key] = self._today
         self._dirty = True
 
     def save(self) -> None:
-        """Write the cache file if anything was added; a cache folder that cannot be written is skipped."""
-        if self.path is None or not self._dirty or not self._rows:
+        """Write the cache file if it changed; a cache folder that cannot be written is skipped."""
+        if self.path is None or not self._dirty:
+            return
+        self._prune()
+        if not self._rows:
             return
         keys = np.frombuffer(b"".join(self._rows), dtype=np.uint8).reshape(-1, _DIGEST)
         vectors = np.stack(list(self._rows.values())).astype(np.float32)
+        used = np.fromiter(self._used.values(), dtype=np.int32, count=len(self._used))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
             with os.fdopen(handle, "wb") as file:
-                np.savez(file, keys=keys, vectors=vectors)
+                np.savez(file, keys=keys, vectors=vectors, used=used)
             Path(temporary).replace(self.path)
         except OSError:
             return  # a read-only or full disk costs the next start its speed, not its correctness
         self._dirty = False
 
+    def _prune(self) -> None:
+        oldest = self._today - self.max_age_days
+        keep = [key for key, day in self._used.items() if day >= oldest]
+        if len(keep) > self.max_entries:
+            keep.sort(key=self._used.__getitem__, reverse=True)
+            del keep[self.max_entries :]
+        if len(keep) < len(self._rows):
+            self._rows = {key: self._rows[key] for key in keep}
+            self._used = {key: self._used[key] for key in keep}
+
     def _load(self, path: Path) -> None:
         try:
             with np.load(path, allow_pickle=False) as data:
-                keys, vectors = data["keys"], data["vectors"]
+                keys, vectors, used = data["keys"], data["vectors"], data["used"]
         except (OSError, ValueError, KeyError):
             return  # missing or damaged: start empty and rewrite it
-        if keys.ndim != 2 or keys.shape[1] != _DIGEST or len(keys) != len(vectors):
+        if keys.ndim != 2 or keys.shape[1] != _DIGEST or not len(keys) == len(vectors) == len(used):
             return
-        self._rows.update(zip((key.tobytes() for key in keys), vectors.astype(np.float32), strict=True))
+        digests = [key.tobytes() for key in keys]
+        self._rows.update(zip(digests, vectors.astype(np.float32), strict=True))
+        self._used.update(zip(digests, (int(day) for day in used), strict=True))
 
 
 def digest(text: str) -> bytes:
@@ -216,8 +263,7 @@ class VectorIndex:
         for key, vector in vectors.items():
             assert vector is not None
             self._store(key, vector)
-        if missing:
-            self.cache.save()
+        self.cache.save()
         return len(missing)
 
     def _store(self, key: str, vector: NDArray[np.float32]) -> None:

@@ -26,14 +26,13 @@ from typing import TYPE_CHECKING, Literal, Self
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
-from codemode.search import SearchIndex, normalize_ranking
+from codemode.search import SearchIndex, ToolIndex, normalize_ranking
 from sandbox import Limits, RunResult, Sandbox
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     from codemode.catalog import Catalog, CatalogChange
-    from codemode.hybrid import HybridSearch
     from codemode.search import Ranker
     from codemode.tools import Tool
 
@@ -68,8 +67,9 @@ class CodeMode:
     Args:
         catalog: The tools.
         search: `"bm25"` (the default), `"hybrid"` (BM25 fused with offline embeddings; needs the `semantic`
-            extra, see `codemode.hybrid.HybridSearch`), or a custom ranker (sync or async; see
-            `codemode.search.Ranker`).
+            extra, see `codemode.hybrid.HybridSearch`), an index object such as `HybridSearch(fusion=...)`
+            (filled with the catalog and kept in step with it; see `codemode.search.ToolIndex`), or a custom
+            ranker (sync or async; see `codemode.search.Ranker`).
         sandbox: A sandbox to run code in; by default one is made (and owned) with `limits` and `isolation`.
         limits: Per-run limits for the default sandbox.
         isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only).
@@ -81,7 +81,7 @@ class CodeMode:
         self,
         catalog: Catalog,
         *,
-        search: Ranker | Literal["bm25", "hybrid"] | None = None,
+        search: ToolIndex | Ranker | Literal["bm25", "hybrid"] | None = None,
         sandbox: Sandbox | None = None,
         limits: Limits | None = None,
         isolation: Literal["process", "inline"] = "process",
@@ -92,11 +92,11 @@ class CodeMode:
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation)
         self.limits = self.sandbox.limits
-        self._ranker = None if search is None or isinstance(search, str) else search
+        self._ranker: Ranker | None = None
         self._hide_errors = hide_errors
         self._max_tool_result = max_tool_result
         self._cache = StubCache()
-        self._index: SearchIndex | HybridSearch | None = None
+        self._index: ToolIndex | None = None
         if search == "hybrid":
             from codemode.hybrid import HybridSearch  # the optional `semantic` extra, imported only when chosen
 
@@ -104,7 +104,13 @@ class CodeMode:
         elif search is None or search == "bm25":
             self._index = SearchIndex(catalog)
         elif isinstance(search, str):
-            raise ValueError(f'search={search!r}: expected "bm25", "hybrid" or a ranker function')
+            raise ValueError(f'search={search!r}: expected "bm25", "hybrid", an index or a ranker function')
+        elif isinstance(search, ToolIndex):  # before the ranker test: `HybridSearch` is callable too
+            self._index = search
+            for tool in catalog:
+                search.add(tool)
+        else:
+            self._ranker = search
         self._unsubscribe = catalog.subscribe(self._on_change)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(

@@ -46,9 +46,10 @@ class FusionParams:
 class HybridSearch:
     """BM25F and embedding search over tools, fused; embeddings of definitions are cached on disk.
 
-    Use it as `CodeMode(catalog, search="hybrid")`, as a `Ranker` (`CodeMode(catalog, search=HybridSearch())`),
-    or directly like a `SearchIndex`. Tools are embedded lazily, in one batch, at the first search after they
-    were added; a definition whose text was embedded before (by any catalog) is read from the cache.
+    Use it as `CodeMode(catalog, search="hybrid")`, or pass one (`search=HybridSearch(fusion=...)`) to choose its
+    settings, or call it directly like a `SearchIndex`; it is also a `Ranker`. Tools are embedded lazily, in one
+    batch, at the first search after they were added; a definition whose text was embedded before (by any
+    catalog) is read from the cache.
 
     Args:
         tools: Tools to index now.
@@ -93,7 +94,10 @@ class HybridSearch:
 
     def add(self, tool: Tool) -> None:
         """Index `tool` (its embedding is computed at the next search); a tool of the same name is replaced."""
-        if tool.name in self._tools:
+        known = self._tools.get(tool.name)
+        if known is tool:
+            return  # tools are immutable: the same object is already indexed as it is
+        if known is not None:
             self.remove(tool.name)
         self._tools[tool.name] = tool
         self._keyword.add(tool)
@@ -123,8 +127,7 @@ class HybridSearch:
     def follow(self, catalog: Catalog) -> Callable[[], None]:
         """Index `catalog`'s tools and keep following its changes; returns a function that stops following."""
         for tool in catalog:
-            if self._tools.get(tool.name) is not tool:
-                self.add(tool)
+            self.add(tool)
         return catalog.subscribe(self.apply)
 
     def prepare(self) -> int:
@@ -164,8 +167,7 @@ class HybridSearch:
     def __call__(self, query: str, tools: Sequence[Tool], /) -> list[str]:
         """The `Ranker` form: index any tool not seen before, rank among `tools` only, best first."""
         for tool in tools:
-            if self._tools.get(tool.name) is not tool:
-                self.add(tool)
+            self.add(tool)
         names = {tool.name for tool in tools}
         eligible = None if len(names) == len(self._tools) else lambda tool: tool.name in names
         return [tool.name for tool, _ in self.search(query, _RANKER_DEPTH, eligible=eligible)]

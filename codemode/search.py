@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from codemode._tokenize import iter_terms, tokenize
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from codemode._json import JsonValue
     from codemode.tools import Tool
 
-__all__ = ["BM25Params", "Ranker", "SearchIndex", "normalize_ranking"]
+__all__ = ["BM25Params", "Ranker", "SearchIndex", "ToolIndex", "normalize_ranking"]
 
 try:
     from collections import _count_elements  # type: ignore[attr-defined]  # CPython's C helper behind Counter
@@ -59,6 +59,31 @@ class Ranker(Protocol):
 
     def __call__(self, query: str, tools: Sequence[Tool], /) -> Sequence[str] | Awaitable[Sequence[str]]:
         """Names of tools from `tools`, most relevant first."""
+        ...
+
+
+@runtime_checkable
+class ToolIndex(Protocol):
+    """A search index that `CodeMode` keeps in step with its catalog: `SearchIndex`, `HybridSearch` or your own.
+
+    Unlike a `Ranker`, which is handed every eligible tool on each search, an index holds the tools itself
+    and is told of each change.
+    """
+
+    def __contains__(self, name: object, /) -> bool:
+        """Whether a tool of this original name is indexed."""
+        ...
+
+    def add(self, tool: Tool, /) -> None:
+        """Index `tool`, replacing a tool of the same name."""
+        ...
+
+    def remove(self, name: str, /) -> None:
+        """Drop the tool called `name`."""
+        ...
+
+    def search(self, query: str, k: int = 5) -> list[tuple[Tool, float]]:
+        """The `k` best tools for `query` with their scores, best first."""
         ...
 
 
@@ -138,6 +163,8 @@ class SearchIndex:
     def add(self, tool: Tool) -> None:
         """Index `tool`; a tool with the same name is replaced and keeps its place in registration order."""
         doc_id = self._ids.get(tool.name)
+        if doc_id is not None and self._tools[doc_id] is tool:
+            return  # tools are immutable: the same object is already indexed as it is
         if doc_id is None:
             doc_id = self._next_id
             self._next_id += 1

@@ -123,6 +123,35 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(embedder: Embedder, tmp_p
     assert HybridSearch(TOOLS, embedder=counting, cache_dir=tmp_path).prepare() == 0
 
 
+def test_the_cache_file_drops_stale_and_least_recently_used_vectors(tmp_path: Path) -> None:
+    """Vectors unused for `max_age_days` go, then the least recently used beyond `max_entries`."""
+    import numpy as np
+
+    from codemode._embeddings import EmbeddingCache
+
+    today = [100]
+
+    def cache() -> EmbeddingCache:
+        return EmbeddingCache("model", tmp_path, max_entries=3, max_age_days=10, clock=lambda: today[0] * 86_400.0)
+
+    def write(cache: EmbeddingCache, *texts: str) -> None:
+        for text in texts:
+            cache.put(text, np.ones(4, dtype=np.float32))
+        cache.save()
+
+    write(cache(), "a", "b")
+    today[0] = 101
+    write(cache(), "c")
+    today[0] = 108
+    current = cache()
+    assert current.get("a") is not None  # used again: its date moves to day 108
+    write(current, "d")  # four vectors, room for three: "b" (day 100) goes
+    assert [text for text in "abcd" if cache().get(text) is not None] == ["a", "c", "d"]
+    today[0] = 115
+    write(cache(), "e")  # "c" was last used on day 101, more than 10 days ago
+    assert [text for text in "abcde" if cache().get(text) is not None] == ["a", "d", "e"]
+
+
 def test_following_a_catalog_adds_replaces_and_removes_tools(embedder: Embedder) -> None:
     """Tools added, replaced or removed in a followed catalog are found, updated or gone at the next search."""
     catalog = Catalog()
@@ -182,26 +211,42 @@ async def test_code_mode_search_hybrid_ranks_with_the_hybrid_index(
         assert "get_weather" not in result.run.value
 
 
-async def test_a_hybrid_search_object_works_as_a_ranker(embedder: Embedder) -> None:
-    """`CodeMode(search=HybridSearch(...))` ranks through the `Ranker` protocol."""
+async def test_a_hybrid_search_object_is_filled_and_kept_in_step_with_the_catalog(embedder: Embedder) -> None:
+    """`CodeMode(search=HybridSearch(...))` uses the object as its index: it gets the catalog and its changes."""
     catalog = Catalog()
     catalog.extend(TOOLS)
-    ranker = HybridSearch(embedder=embedder, cache_dir=False)
-    async with CodeMode(catalog, search=ranker, isolation="inline") as cm:
+    index = HybridSearch(embedder=CountingEmbedder(embedder), cache_dir=False)
+    async with CodeMode(catalog, search=index, isolation="inline") as cm:
         result = await cm.execute('return await tools.search("exchange rate", max_results=1)', cm.new_state())
-    assert result.run.value == snapshot(
-        [
-            {
-                "name": "convert_currency",
-                "description": "Exchange rate between two currencies.",
-                "signature": "convert_currency(*, source: str | None = None, target: str | None = None) -> Any",
-            }
-        ]
-    )
+        assert result.run.value == snapshot(
+            [
+                {
+                    "name": "convert_currency",
+                    "description": "Exchange rate between two currencies.",
+                    "signature": "convert_currency(*, source: str | None = None, target: str | None = None) -> Any",
+                }
+            ]
+        )
+        assert len(index) == 4
+        catalog.remove("convert_currency")
+        catalog.extend([tool("fx_rates", "Foreign exchange quotes.", pair="Currency pair.")])
+        assert "convert_currency" not in index
+        result = await cm.execute('return (await tools.search("exchange rate"))[0]["name"]', cm.new_state())
+        assert result.run.value == "fx_rates"
+    assert isinstance(index.embedder, CountingEmbedder)
+    definitions = [text for text in index.embedder.texts if text != "exchange rate"]
+    assert len(definitions) == 5  # each definition embedded once: re-adding an indexed tool is free
+
+
+def test_a_hybrid_search_object_is_also_a_ranker(embedder: Embedder) -> None:
+    """Called as a `Ranker`, it indexes the tools it is handed and ranks among them only."""
+    ranker = HybridSearch(embedder=embedder, cache_dir=False)
+    assert ranker("exchange rate", TOOLS)[0] == "convert_currency"
+    assert "convert_currency" not in ranker("exchange rate", TOOLS[:3])
     assert len(ranker) == 4
 
 
 def test_an_unknown_search_name_is_refused() -> None:
-    """`search=` takes "bm25", "hybrid" or a ranker; another string is a developer error."""
+    """`search=` takes "bm25", "hybrid", an index or a ranker; another string is a developer error."""
     with pytest.raises(ValueError):
         CodeMode(Catalog(), search="semantic", isolation="inline")  # type: ignore[arg-type]  # the mistake under test
