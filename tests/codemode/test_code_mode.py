@@ -174,6 +174,37 @@ async def test_an_async_custom_ranker_is_awaited() -> None:
     ]
 
 
+async def test_an_index_object_is_filled_with_the_catalog_and_follows_its_changes() -> None:
+    """`search=` may be an index (`add`, `remove`, `search`, `in`): it gets every tool and every change."""
+
+    class PrefixIndex:
+        """Ranks tools whose name starts with the query, in the order they were added."""
+
+        def __init__(self) -> None:
+            self.tools: dict[str, Tool] = {}
+
+        def __contains__(self, name: object) -> bool:
+            return name in self.tools
+
+        def add(self, tool: Tool) -> None:
+            self.tools[tool.name] = tool
+
+        def remove(self, name: str) -> None:
+            del self.tools[name]
+
+        def search(self, query: str, k: int = 5) -> list[tuple[Tool, float]]:
+            return [(tool, 1.0) for name, tool in self.tools.items() if name.startswith(query)][:k]
+
+    catalog = make_catalog()
+    index = PrefixIndex()
+    async with CodeMode(catalog, search=index, isolation="inline") as cm:
+        assert set(index.tools) == {tool.name for tool in catalog}
+        catalog.remove("delete_file")
+        catalog.add(name="delete_folder", description="Delete a folder.", parameters={"type": "object"})
+        result = await cm.execute('return [t["name"] for t in await tools.search("delete")]', cm.new_state())
+    assert result.run.value == ["delete_folder"]
+
+
 async def test_describe_accepts_the_alias_and_the_original_name() -> None:
     """`tools.describe` returns the full stub, whichever spelling of the name it is given."""
     stubs = await returned('return [await tools.describe("math_factorial"), await tools.describe("math.factorial")]')
