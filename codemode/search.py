@@ -242,11 +242,16 @@ class SearchIndex:
         pruning = False
         for impact, ceiling in impacts:
             if not pruning and len(impact) > len(scores) >= k:  # a check costs less than the term it may save
-                best = _best(scores, k, allowed)
-                pruning = len(best) == k and remaining < best[-1][1]
+                if allowed is None:
+                    pruning = remaining < _kth_score(scores, k)
+                else:
+                    best = _best(scores, k, allowed)
+                    pruning = len(best) == k and remaining < best[-1][1]
             remaining -= ceiling
             get = scores.get
-            if not pruning:
+            if not scores:
+                scores.update(impact)  # the first term: a copy in C
+            elif not pruning:
                 for doc_id, value in impact.items():
                     scores[doc_id] = get(doc_id, 0.0) + value
             elif len(impact) < len(scores):
@@ -287,20 +292,33 @@ class SearchIndex:
 
 def _best(scores: dict[int, float], k: int, allowed: Callable[[int], bool] | None) -> list[tuple[int, float]]:
     """The `k` best `(doc_id, score)` pairs, ties to the lower id; only allowed ids when a filter is given."""
-
-    def key(item: tuple[int, float]) -> tuple[float, int]:
-        return (item[1], -item[0])
-
     if allowed is None:
-        return heapq.nlargest(k, scores.items(), key=key)
+        return _top(scores, k)
     # Ask the filter about a growing prefix of the ranking rather than about every scored tool.
     want = k * 4
     while True:
-        candidates = heapq.nlargest(want, scores.items(), key=key)
+        candidates = _top(scores, want)
         best = [item for item in candidates if allowed(item[0])][:k]
         if len(best) == k or len(candidates) < want:
             return best
         want *= 4
+
+
+def _top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
+    """The `k` highest-scoring pairs, ties to the lower id."""
+    if len(scores) <= k:
+        chosen = list(scores.items())
+    else:
+        # Bare floats compare in C; a key function per item would cost more than the whole scoring.
+        threshold = heapq.nlargest(k, scores.values())[-1]
+        chosen = [item for item in scores.items() if item[1] >= threshold]
+    chosen.sort(key=lambda item: (-item[1], item[0]))
+    return chosen[:k]
+
+
+def _kth_score(scores: dict[int, float], k: int) -> float:
+    """The `k`-th highest score (scores must hold at least `k` entries)."""
+    return heapq.nlargest(k, scores.values())[-1]
 
 
 def _memoized(eligible: Callable[[Tool], bool], tools: dict[int, Tool]) -> Callable[[int], bool]:
