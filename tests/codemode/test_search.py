@@ -99,6 +99,7 @@ def test_a_replaced_tool_keeps_its_registration_order_for_ties() -> None:
     index = SearchIndex(twins)
     index.add(make_tool("tool_0", "Convert units."))
     assert names(index.search("convert units", k=4)) == ["tool_0", "tool_1", "tool_2", "tool_3"]
+    assert names(index.search("convert units", k=2)) == ["tool_0", "tool_1"]  # a tie across the cut at k
 
 
 def test_eligibility_filter_limits_results() -> None:

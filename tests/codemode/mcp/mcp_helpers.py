@@ -1,4 +1,4 @@
-"""Helpers for the MCP tests: the test HTTP server (`notes_server.py`) run in a subprocess."""
+"""Helpers for the MCP tests: the test HTTP server (`notes_server.py`) run in a subprocess, and the stdio one's path."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, Process
 
 NOTES_SERVER = Path(__file__).with_name("notes_server.py")
+PAGED_SERVER = Path(__file__).with_name("paged_server.py")
 
 
 class NotesServer:

@@ -1,13 +1,16 @@
-"""MCP servers as catalog sources: the PyPI reference servers over stdio, and an SDK-built server over HTTP."""
+"""MCP servers as catalog sources: PyPI reference servers and a low-level SDK server (stdio), an SDK server (HTTP)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
 import anyio
 import pytest
-from mcp_helpers import notes_server
+from anyio.abc import SocketAttribute
+from mcp_helpers import PAGED_SERVER, notes_server
 
 from codemode import Catalog, CodeMode
 from codemode.cli import main
@@ -197,6 +200,45 @@ async def test_killing_the_server_mid_call_gives_a_clear_error_and_a_working_rec
                 ok, text, value = await run(catalog, 'return await tools.add_note(text="again")')
             assert ok, text
             assert value == {"count": 1}
+
+
+async def test_a_tool_list_served_in_pages_is_read_to_the_last_page() -> None:
+    """All three pages of `tools/list` reach the catalog, and a tool from the last page answers its call."""
+    catalog = Catalog()
+    async with McpSources(catalog, [StdioServer(command=(sys.executable, str(PAGED_SERVER)), name="paged")]) as sources:
+        assert sources.failures == {}
+        assert sorted(tool.name for tool in catalog) == ["alpha", "beta", "delta", "gamma", "pid", "slow"]
+        ok, text, value = await run(catalog, "return await tools.delta()")
+    assert ok, text
+    assert value == "delta"
+
+
+async def test_killing_a_stdio_server_mid_call_gives_a_clear_error_and_the_next_call_restarts_it() -> None:
+    """The call in flight fails with "connection lost"; the next call starts a new server process, which answers."""
+    catalog = Catalog()
+    async with await anyio.create_udp_socket(local_host="127.0.0.1") as reports:
+        port = reports.extra(SocketAttribute.local_port)
+        server = StdioServer(command=(sys.executable, str(PAGED_SERVER), "--report", str(port)), name="paged")
+        async with McpSources(catalog, [server], timeout=20):
+            outcome: list[tuple[bool, str, object]] = []
+
+            async def slow_call() -> None:
+                outcome.append(await run(catalog, "await tools.slow(seconds=30)"))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow_call)
+                with anyio.fail_after(5):
+                    killed = int((await reports.receive())[0])  # `slow` reports its pid once the call is running
+                os.kill(killed, signal.SIGKILL)
+            ok, text, _ = outcome[0]
+            assert not ok
+            assert "ToolError: the connection to MCP server 'paged' was lost during `slow`" in text
+            # `delta` is on the last page: the reconnect's relisting must page too, or the tool would be removed.
+            ok, text, value = await run(catalog, "return [await tools.pid(), await tools.delta()]")
+    assert ok, text
+    assert isinstance(value, list)
+    assert value[0] != str(killed)
+    assert value[1] == "delta"
 
 
 async def test_exec_and_search_commands_read_mcp_servers_from_the_config(
