@@ -109,8 +109,13 @@ class CodeMode:
             self._index = search
             for tool in catalog:
                 search.add(tool)
-        else:
+        elif callable(search):
             self._ranker = search
+        else:
+            raise TypeError(
+                f'search={search!r}: expected "bm25", "hybrid", an index (with add, remove, search and `in`) '
+                "or a ranker function"
+            )
         self._unsubscribe = catalog.subscribe(self._on_change)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(

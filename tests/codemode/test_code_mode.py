@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio
 import pydantic
+import pytest
 from inline_snapshot import snapshot
 
 from codemode import Catalog, CodeMode, DiscoveryState, ToolCall
@@ -203,6 +204,12 @@ async def test_an_index_object_is_filled_with_the_catalog_and_follows_its_change
         catalog.add(name="delete_folder", description="Delete a folder.", parameters={"type": "object"})
         result = await cm.execute('return [t["name"] for t in await tools.search("delete")]', cm.new_state())
     assert result.run.value == ["delete_folder"]
+
+
+def test_a_search_that_is_neither_an_index_nor_a_ranker_is_refused() -> None:
+    """An object with no `search`/`add`/`remove` that cannot be called is a developer error, raised at once."""
+    with pytest.raises(TypeError, match=r"an index .* or a ranker function"):
+        CodeMode(Catalog(), search=42, isolation="inline")  # type: ignore[arg-type]  # the mistake under test
 
 
 async def test_describe_accepts_the_alias_and_the_original_name() -> None:
