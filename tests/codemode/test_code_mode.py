@@ -7,6 +7,8 @@ import datetime
 import enum
 import io
 import json
+import re
+import sys
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio
@@ -210,6 +212,15 @@ def test_a_search_that_is_neither_an_index_nor_a_ranker_is_refused() -> None:
     """An object with no `search`/`add`/`remove` that cannot be called is a developer error, raised at once."""
     with pytest.raises(TypeError, match=r"an index .* or a ranker function"):
         CodeMode(Catalog(), search=42, isolation="inline")  # type: ignore[arg-type]  # the mistake under test
+
+
+def test_search_hybrid_without_the_semantic_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the extra's packages, `search="hybrid"` fails at once with the install command."""
+    monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now raises ImportError, as if not installed
+    for module in ("codemode.hybrid", "codemode._embeddings"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    with pytest.raises(ImportError, match=re.escape('pip install "codemode[semantic]"')):
+        CodeMode(Catalog(), search="hybrid", isolation="inline")
 
 
 async def test_describe_accepts_the_alias_and_the_original_name() -> None:
