@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from inspect import isawaitable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from codemode import Tool
+from codemode.evaluation import load_queries, load_tools
 from codemode.search import BM25Params, Ranker, SearchIndex, normalize_ranking
 
 if TYPE_CHECKING:
@@ -117,6 +119,21 @@ def test_no_match_and_non_positive_k_give_no_results() -> None:
     assert index.search("") == []
     assert index.search("weather", k=0) == []
     assert SearchIndex().search("weather") == []
+
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+@pytest.mark.skipif(not (DATA / "stabletoolbench").exists(), reason="needs the shared data sets")
+def test_early_termination_keeps_the_top_k_exact_on_real_queries() -> None:
+    """The pruned search returns exactly the first k of the exhaustive ranking (k = every tool), ties included."""
+    tools = load_tools(DATA / "stabletoolbench" / "tools.jsonl") + load_tools(DATA / "bfcl" / "tools.jsonl")
+    index = SearchIndex({tool.name: tool for tool in tools}.values())
+    queries = [q.query for name in ("stabletoolbench", "bfcl") for q in load_queries(DATA / name / "queries.jsonl")]
+    for query in queries[::10]:
+        everything = index.search(query, len(index))
+        for k in (1, 5, 10):
+            assert index.search(query, k) == everything[:k], query
 
 
 def test_search_is_deterministic() -> None:
