@@ -1,4 +1,4 @@
-"""Shared by the subcommands: `--config FILE` to a catalog, with config errors printed for a person.
+"""Shared by the subcommands: `--config FILE` to a catalog, with config errors printed for a person; `--search`.
 
 A config with MCP servers needs connections: `opened_catalog` keeps them open for a command's whole run
 (`exec`, `chat`), `sources_from_args` gives the owning `McpSources` (for `serve`), and `catalog_from_args`
@@ -29,6 +29,28 @@ if TYPE_CHECKING:
 def add_config_argument(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     """Add `--config FILE`."""
     parser.add_argument("--config", required=required, metavar="FILE", help="TOML config describing the catalog")
+
+
+def add_search_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--search bm25|hybrid`."""
+    parser.add_argument(
+        "--search",
+        choices=("bm25", "hybrid"),
+        default="bm25",
+        help="how tools.search ranks: bm25 (default) or hybrid, BM25F fused with embeddings (the `semantic` extra)",
+    )
+
+
+def search_unavailable(args: argparse.Namespace) -> bool:
+    """True, after printing the install command, when `--search hybrid` was asked for without its extra."""
+    if args.search != "hybrid":
+        return False
+    try:
+        import codemode.hybrid  # noqa: F401  # the optional `semantic` extra
+    except ImportError as error:
+        print(f"codemode: {error}", file=sys.stderr)
+        return True
+    return False
 
 
 def catalog_from_args(args: argparse.Namespace) -> Catalog | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import DEFAULT_SYSTEM, Agent
-from codemode.cli._catalogs import add_config_argument, opened_catalog
+from codemode.cli._catalogs import add_config_argument, add_search_argument, opened_catalog, search_unavailable
 from codemode.cli._models import PROVIDERS, model_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
@@ -36,11 +36,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
     parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
     parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    add_search_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Chat until the model answers; exit 0 on an answer, 1 otherwise, 2 on bad input."""
+    if search_unavailable(args):
+        return 2
     try:
         model = model_for(args.provider, stream=not args.no_stream)
     except ImportError as error:
@@ -66,7 +69,7 @@ async def _catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | None]:
 
 
 async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int:
-    async with CodeMode(catalog, isolation=args.isolation) as cm:
+    async with CodeMode(catalog, isolation=args.isolation, search=args.search) as cm:
         agent = Agent(
             cm,
             model,

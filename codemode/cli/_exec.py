@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from codemode.cli._catalogs import add_config_argument, opened_catalog
+from codemode.cli._catalogs import add_config_argument, add_search_argument, opened_catalog, search_unavailable
 from codemode.code_mode import CodeMode
 
 if TYPE_CHECKING:
@@ -21,11 +21,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("script", metavar="FILE|-", help="Python file to run, or - for standard input")
     add_config_argument(parser)
     parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    add_search_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the script; exit 0 when it succeeded, 1 when it failed, 2 on bad input."""
+    if search_unavailable(args):
+        return 2
     try:
         code = sys.stdin.read() if args.script == "-" else Path(args.script).read_text(encoding="utf-8")
     except OSError as error:
@@ -36,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         async with opened_catalog(args) as catalog:
             if catalog is None:
                 return 2
-            async with CodeMode(catalog, isolation=args.isolation) as cm:
+            async with CodeMode(catalog, isolation=args.isolation, search=args.search) as cm:
                 result = await cm.execute(code, cm.new_state())
         print(result.text)
         if result.announcement:

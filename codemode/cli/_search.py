@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codemode.cli._catalogs import add_config_argument, catalog_from_args
+from codemode.cli._catalogs import add_config_argument, add_search_argument, catalog_from_args, search_unavailable
 from codemode.search import SearchIndex
 from codemode.stubs import render_signature
 
@@ -18,15 +18,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("query", help="what the tool should do")
     add_config_argument(parser)
     parser.add_argument("-k", "--max-results", type=int, default=5, help="how many tools to show (default 5)")
+    add_search_argument(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the ranked tools; exit 2 when the catalog cannot be built."""
+    if search_unavailable(args):
+        return 2
     catalog = catalog_from_args(args)
     if catalog is None:
         return 2
-    results = SearchIndex(catalog).search(args.query, args.max_results)
+    if args.search == "hybrid":
+        from codemode.hybrid import HybridSearch  # the optional `semantic` extra
+
+        results = HybridSearch(catalog).search(args.query, args.max_results)
+    else:
+        results = SearchIndex(catalog).search(args.query, args.max_results)
     if not results:
         print("no matching tools")
     for rank, (tool, score) in enumerate(results, 1):

@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from codemode.cli._catalogs import add_config_argument, report_failures, sources_from_args
+from codemode.cli._catalogs import (
+    add_config_argument,
+    add_search_argument,
+    report_failures,
+    search_unavailable,
+    sources_from_args,
+)
 from codemode.code_mode import CodeMode
 
 if TYPE_CHECKING:
@@ -27,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="keep no session state (http): discovery state travels in each request's `_meta`",
     )
     parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    add_search_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -37,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(f"codemode: {error}", file=sys.stderr)
         return 2
+    if search_unavailable(args):
+        return 2
     sources = sources_from_args(args)
     if sources is None:
         return 2
@@ -44,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with sources:
             report_failures(sources)
-            async with CodeMode(sources.catalog, isolation=args.isolation) as cm:
+            async with CodeMode(sources.catalog, isolation=args.isolation, search=args.search) as cm:
                 if args.transport == "http":
                     await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
                 else:

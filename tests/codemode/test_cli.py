@@ -242,6 +242,53 @@ def test_search_without_a_match_says_so(tmp_path: Path, capsys: pytest.CaptureFi
     assert capsys.readouterr().out == "no matching tools\n"
 
 
+def test_search_hybrid_finds_a_paraphrase_that_keywords_miss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--search hybrid` ranks by meaning too: a request sharing no word with any tool still finds the weather."""
+    pytest.importorskip("wordllama", reason="needs the `semantic` extra")
+    monkeypatch.setenv("CODEMODE_CACHE_DIR", str(tmp_path / "cache"))
+    config = write_config(tmp_path)
+    query = ["search", "will it rain tomorrow", "--config", str(config), "-k", "1"]
+    assert cli(query) == 0
+    assert capsys.readouterr().out == "no matching tools\n"
+    assert cli([*query, "--search", "hybrid"]) == 0
+    assert capsys.readouterr().out.startswith("1. get_forecast(")
+
+
+def test_exec_takes_search_hybrid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`exec --search hybrid` answers `tools.search` in the script with the hybrid ranking."""
+    pytest.importorskip("wordllama", reason="needs the `semantic` extra")
+    monkeypatch.setenv("CODEMODE_CACHE_DIR", str(tmp_path / "cache"))
+    config = write_config(tmp_path)
+    script = tmp_path / "script.py"
+    script.write_text('print([t["name"] for t in await tools.search("will it rain tomorrow", max_results=1)])\n')
+    argv = ["exec", str(script), "--config", str(config), "--isolation", "inline", "--search", "hybrid"]
+    assert cli(argv) == 0
+    assert capsys.readouterr().out.startswith("['get_forecast']")
+
+
+@pytest.mark.parametrize("command", ["search", "exec", "chat", "serve"])
+def test_search_hybrid_without_the_extra_exits_2_with_the_install_command(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command that takes `--search hybrid` stops before any work when the extra is missing."""
+    monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now raises ImportError, as if not installed
+    for module in ("codemode.hybrid", "codemode._embeddings"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    config = str(write_config(tmp_path))
+    argv = {
+        "search": ["search", "weather", "--config", config],
+        "exec": ["exec", "-", "--config", config],
+        "chat": ["chat", "hello", "--provider", "anthropic", "--model", "m"],
+        "serve": ["serve", "--config", config],
+    }[command]
+    assert cli([*argv, "--search", "hybrid"]) == 2
+    assert 'pip install "codemode[semantic]"' in capsys.readouterr().err
+
+
 def test_eval_search_json_prints_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--json` prints one object with counts, quality metrics and latency percentiles."""
     tools = tmp_path / "tools.jsonl"
