@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from sandbox._guards import StopRun
+from sandbox._guards import SEAL, StopRun
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
@@ -78,7 +78,7 @@ async def _contained(awaitable: Awaitable[Any]) -> Any:
     try:
         return await awaitable
     except (SystemExit, KeyboardInterrupt) as exit_:
-        raise StopRun("runtime", f"{type(exit_).__name__} ended the run") from None
+        raise StopRun("runtime", f"{type(exit_).__name__} ended the run", seal=SEAL) from None
 
 
 class AsyncioFacade:
@@ -89,6 +89,8 @@ class AsyncioFacade:
 
     def _task(self, awaitable: Awaitable[Any]) -> asyncio.Future[Any]:
         if isinstance(awaitable, TaskHandle):
+            if not isinstance(awaitable._task, asyncio.Future):  # `asyncio.Task(obj)` made by the code
+                raise TypeError("`asyncio.Task(...)` is not a way to start a task; use `asyncio.create_task(coro)`")
             return awaitable._task
         if not hasattr(type(awaitable), "__await__"):
             raise TypeError(f"expected an awaitable (a coroutine or a tool call), got {type(awaitable).__name__!r}")
@@ -117,7 +119,10 @@ class AsyncioFacade:
 
     def as_completed(self, aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
         """Iterate over awaitables in the order they finish."""
-        return asyncio.as_completed([self._task(aw) for aw in aws], timeout=timeout)
+        tasks = [self._task(aw) for aw in aws]
+        finished = asyncio.as_completed(tasks, timeout=timeout)
+        # Lazy: asyncio's own coroutine for "the next to finish" is made only when awaited, never handed out.
+        return iter([Lazy(lambda: next(finished)) for _ in tasks])
 
     def wait(
         self, aws: Iterable[Any], *, timeout: float | None = None, return_when: str = asyncio.ALL_COMPLETED

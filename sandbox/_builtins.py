@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from sandbox._guards import Guards, StopRun
+from sandbox._guards import SEAL, Guards, StopRun
 from sandbox._types import SIZED, SafeType, sorted_
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class Output:
 
 
 def _exit(*_: object) -> None:
-    raise StopRun("runtime", "exit() ended the run")
+    raise StopRun("runtime", "exit() ended the run", seal=SEAL)
 
 
 def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) -> dict[str, Any]:

@@ -60,6 +60,8 @@ class CallState:
     async def call(self, pending: PendingCall) -> JsonValue:
         """Send a pending call to the host and return its result, or raise its error in the sandbox."""
         self.unawaited.pop(id(pending), None)
+        if self.guards.stopped is not None:  # the run is over (a finalizer, a task that ignored cancellation)
+            raise self.guards.stopped.again()
         if self.count >= self.max_calls:
             self.guards.stop("call_limit", f"the code made more than {self.max_calls:,} tool calls; make fewer per run")
         self.count += 1

@@ -6,13 +6,15 @@ One `Guards` is made per run. It owns the operation budget and knows which class
 
 from __future__ import annotations
 
+import abc
+import copy
 import decimal
 import functools
 import inspect
 import textwrap
 import time
 import types
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
@@ -30,6 +32,29 @@ _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "
 # Objects of the standard library whose attributes are settings the code may change (`ctx.prec = 5`).
 _WRITABLE = (decimal.Context, textwrap.TextWrapper)
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
+_MUTABLE = (dict, list, set, bytearray)
+_PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
+"""Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
+_DRIVING = frozenset({"send", "throw"})
+
+
+async def _agen() -> Any:
+    yield None
+
+
+def _driven_types() -> tuple[type, ...]:
+    generator = _agen()
+    kinds = (types.CoroutineType, type(generator.asend(None)), type(generator.athrow(GeneratorExit)))
+    for awaitable in (generator.asend(None), generator.athrow(GeneratorExit)):
+        awaitable.close()
+    return kinds
+
+
+_DRIVEN = _driven_types()
+
+
+SEAL = object()
+"""Passed by the sandbox's own code when it makes a `StopRun`; the model's code cannot reach it."""
 
 
 class StopRun(GeneratorExit):  # a signal, not an error the code can handle
@@ -39,14 +64,16 @@ class StopRun(GeneratorExit):  # a signal, not an error the code can handle
     garbage collector, say) while it runs out of budget closes quietly instead of reporting an error.
     """
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, *, seal: object = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        # Made by the sandbox, not by the code calling `type(signal)(...)`: only then is `kind` believed.
+        self._sealed = seal is SEAL
 
     def again(self) -> StopRun:
         """A fresh signal saying the same: raising one instance from many frames chains its tracebacks."""
-        return StopRun(self.kind, self.message)
+        return StopRun(self.kind, self.message, seal=SEAL if self._sealed else None)
 
 
 class ForbiddenError(AttributeError):
@@ -108,13 +135,13 @@ class Guards(SizeGuards):
     def halt(self, kind: str, message: str) -> StopRun:
         """Make every later tick stop the run; returns the signal (the first one set wins)."""
         if self.stopped is None:
-            self.stopped = StopRun(kind, message)
+            self.stopped = StopRun(kind, message, seal=SEAL)
         self._drain()
         return self.stopped.again()
 
     def finish(self) -> None:
         """The run is over: any of its code that still runs (a generator being closed) stops at once."""
-        self.stopped = StopRun("timeout", "the run is over")
+        self.stopped = StopRun("timeout", "the run is over", seal=SEAL)
         self._drain()
 
     def grace(self, *, operations: int, seconds: float) -> None:
@@ -143,18 +170,42 @@ class Guards(SizeGuards):
             if name not in ALLOWED_DUNDER_METHODS or not (type(obj) is super or self.is_own(obj)):
                 forbid(f"`.{name}` is not allowed: dunder attributes are private in the sandbox")
         elif name.startswith("_"):
-            if not (self.is_own(obj) or (name in _NAMEDTUPLE_ATTRIBUTES and _is_tuple_or_tuple_class(obj))):
+            if not (self._private_is_own(obj) or (name in _NAMEDTUPLE_ATTRIBUTES and _is_tuple_or_tuple_class(obj))):
                 forbid(f"`.{name}` is not allowed: names starting with `_` are private in the sandbox")
         elif name in FORBIDDEN_ATTRIBUTES:
             forbid(f"`.{name}` is not allowed: frames, code and the class hierarchy are hidden in the sandbox")
-        kind = type(obj)
-        if (kind is str or obj is str) and name in STR_METHODS:
-            return self._str_method(obj, name)
-        if (kind is bytes or kind is bytearray or obj is bytes or obj is bytearray) and name in SIZED_METHODS:
-            return self._str_method(obj, name)
-        if kind is int and name == "to_bytes":
-            return self._int_to_bytes(cast("int", obj))
-        return getattr(obj, name, *default)
+        elif name in _DRIVING and isinstance(obj, _DRIVEN):
+            # what a coroutine yields when driven by hand is the event loop's own future
+            forbid(f"`.{name}()` is not allowed on a coroutine in the sandbox: `await` it instead")
+        elif name == "register" and isinstance(obj, abc.ABCMeta) and not self.is_own(obj):
+            forbid("`.register()` is not allowed on a standard library class: it would change it for every run")
+        if isinstance(obj, str) and name in STR_METHODS:
+            return self._str_method(str.__getitem__(obj, slice(None)), name)  # a plain str, even of a subclass
+        if isinstance(obj, bytes | bytearray) and name in SIZED_METHODS:
+            return self._str_method(obj if type(obj) in (bytes, bytearray) else bytes(obj), name)
+        if isinstance(obj, type) and name in STR_METHODS:  # unbound, `str.format(template, ...)`, subclasses too
+            base = next((kind for kind in (str, bytes, bytearray) if issubclass(obj, kind)), None)
+            if base is str or (base is not None and name in SIZED_METHODS):
+                return self._str_method(base, name)
+        if type(obj) is int and name == "to_bytes":
+            return self._int_to_bytes(obj)
+        value = getattr(obj, name, *default)
+        if type(value) in _MUTABLE and not self.is_own(obj) and _is_class_attribute(obj, name, value):
+            return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change
+        return value
+
+    def _private_is_own(self, obj: object) -> bool:
+        """Whether `_names` on `obj` are the code's: its own function, or a class of its whose bases are too.
+
+        A subclass of a standard library class inherits that class's private state (`asyncio.Lock._get_loop`),
+        so only builtin bases (`object`, `Exception`, `dict`, ...), `ABC` and typing's generics may sit under them.
+        """
+        if isinstance(obj, types.FunctionType):
+            return self.is_own(obj)
+        cls = obj if isinstance(obj, type) else type(obj)
+        return all(
+            SANDBOX_CLASS_MARK in vars(base) or base.__module__ in _PLAIN_BASE_MODULES for base in cls.__mro__
+        ) and bool(getattr(cls, SANDBOX_CLASS_MARK, False))
 
     def hasattr(self, obj: object, name: str) -> bool:
         """`hasattr` that answers False for hidden attributes instead of revealing them."""
@@ -230,7 +281,10 @@ class Guards(SizeGuards):
         qualname = namespace.get("__qualname__")
         if isinstance(qualname, str) and qualname.startswith(_MAIN_LOCALS):  # as if defined at module level
             namespace["__qualname__"] = qualname[len(_MAIN_LOCALS) :]
-        cls: type = meta(name, bases, namespace, **kwargs)
+        prepared = meta.__prepare__(name, bases, **kwargs)  # Enum needs its own namespace type, filled in order
+        for key, value in namespace.items():
+            prepared[key] = value
+        cls: type = meta(name, bases, prepared, **kwargs)
         type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
         return cls
 
@@ -280,6 +334,12 @@ class Guards(SizeGuards):
             "_coroutine_": self.coroutine,
             "__metaclass__": self.metaclass,
         }
+
+
+def _is_class_attribute(obj: object, name: str, value: object) -> bool:
+    """Whether `value` is `name` in the namespace of `obj`'s class (or of `obj`, a class): shared by all users."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return any(vars(base).get(name) is value for base in cls.__mro__)
 
 
 def _is_tuple_or_tuple_class(obj: object) -> bool:

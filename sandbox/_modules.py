@@ -38,6 +38,7 @@ import unicodedata
 import urllib.parse
 import uuid
 from collections.abc import Callable
+from keyword import iskeyword
 from types import ModuleType
 from typing import Any
 
@@ -87,10 +88,6 @@ _STATIC: dict[str, dict[str, Any]] = {
     "datetime": _pick(datetime, "date datetime time timedelta timezone tzinfo MINYEAR MAXYEAR UTC"),
     "collections.abc": _public(collections.abc),
     "itertools": _public(itertools),
-    "functools": _pick(
-        functools,
-        "reduce partial partialmethod lru_cache cache cached_property wraps update_wrapper total_ordering cmp_to_key",
-    ),
     "statistics": _public(
         statistics,
         exclude="Decimal Fraction bisect_left bisect_right groupby namedtuple repeat "
@@ -129,11 +126,6 @@ _STATIC: dict[str, dict[str, Any]] = {
         ),
         "TYPE_CHECKING": False,
     },
-    "dataclasses": _pick(
-        dataclasses,
-        "dataclass field fields asdict astuple replace is_dataclass FrozenInstanceError InitVar KW_ONLY MISSING",
-    ),
-    "copy": _pick(copy, "copy deepcopy"),
     "enum": _pick(enum, "Enum IntEnum StrEnum Flag IntFlag auto unique"),
     "unicodedata": _pick(
         unicodedata,
@@ -188,10 +180,56 @@ def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     return {**members, "getrandbits": getrandbits, "randbytes": randbytes, "Random": random.Random}
 
 
-def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
+def _functools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    # The real ones copy and set attributes by names the caller chooses (`__globals__`, `__code__`).
+    def update_wrapper(wrapper: Any, wrapped: Any, **options: Any) -> Any:
+        if options or not (guards.is_own(wrapper) and guards.is_own(wrapped)):
+            forbid("`functools.update_wrapper`/`wraps` work only on the code's own functions, with no options")
+        return functools.update_wrapper(wrapper, wrapped)
+
+    def wraps(wrapped: Any, **options: Any) -> Callable[[Any], Any]:
+        return lambda wrapper: update_wrapper(wrapper, wrapped, **options)
+
+    def total_ordering(cls: Any) -> Any:
+        if not guards.is_own(cls):
+            forbid("`functools.total_ordering` works only on the code's own classes")
+        return functools.total_ordering(cls)
+
+    members = _pick(functools, "reduce partial partialmethod lru_cache cache cached_property cmp_to_key")
+    return {**members, "update_wrapper": update_wrapper, "wraps": wraps, "total_ordering": total_ordering}
+
+
+def _dataclasses(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    # `@dataclass` writes methods into the class and compiles code from its field names.
+    def dataclass(cls: Any = None, /, **options: Any) -> Any:
+        def make(target: Any) -> Any:
+            if not guards.is_own(target):
+                forbid("`@dataclass` works only on the code's own classes")
+            fields = vars(target).get("__annotations__", {})
+            if not all(isinstance(name, str) and name.isidentifier() and not iskeyword(name) for name in fields):
+                forbid("a dataclass field name must be a plain identifier")
+            return dataclasses.dataclass(target, **options)
+
+        return make if cls is None else make(cls)
+
     members = _pick(
-        collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList UserString"
+        dataclasses, "field fields asdict astuple replace is_dataclass FrozenInstanceError InitVar KW_ONLY MISSING"
     )
+    return {**members, "dataclass": dataclass}
+
+
+def _copy(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
+    def deepcopy(x: Any, memo: Any = None) -> Any:
+        if memo is not None:  # the memo keeps the originals of everything copied, internals included
+            forbid("`copy.deepcopy(x, memo)` is not allowed in the sandbox; call `copy.deepcopy(x)`")
+        return copy.deepcopy(x)
+
+    return {"copy": copy.copy, "deepcopy": deepcopy}
+
+
+def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
+    # Not UserString: its methods call the real `str.format` on its data.
+    members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList")
     return {**members, "abc": import_module("collections.abc", modules, _)}
 
 
@@ -241,6 +279,9 @@ def _urllib(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
 
 
 _BUILDERS: dict[str, _Builder] = {
+    "functools": _functools,
+    "dataclasses": _dataclasses,
+    "copy": _copy,
     "math": _math,
     "random": _random,
     "collections": _collections,

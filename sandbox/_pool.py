@@ -68,6 +68,9 @@ class WorkerPool:
             raise SandboxError("the worker pool is not running; use `async with Sandbox(...)`")
         with anyio.move_on_after(_ACQUIRE_TIMEOUT) as scope:
             worker = await self._receive.receive()
+            while worker.process.returncode is not None:  # died while idle: replace it, take the next
+                await self._replace(worker)
+                worker = await self._receive.receive()
         if scope.cancelled_caught:
             raise SandboxError(f"no worker process became available: {self._failure!r}")
         try:
@@ -76,6 +79,11 @@ class WorkerPool:
             if worker.healthy and worker.process.returncode is None:
                 self._send.send_nowait(worker)
             else:
-                self._workers.discard(worker)
-                await worker.kill()
-                self._tasks.start_soon(self._spawn)
+                await self._replace(worker)
+
+    async def _replace(self, worker: WorkerProcess) -> None:
+        """Kill a broken worker and start another in the background."""
+        self._workers.discard(worker)
+        await worker.kill()
+        if self._tasks is not None:
+            self._tasks.start_soon(self._spawn)

@@ -1,17 +1,21 @@
 """The host's handle on one worker process: spawn, handshake, run code with host calls, kill.
 
 The worker starts with a scrubbed environment, an empty working directory and no usable stdin. A run that
-overstays its wall clock, or a worker that dies, is killed and reported as a result; the pool replaces it.
+overstays its wall clock, or a worker that dies or breaks the protocol, is killed and reported as a result; the
+pool replaces it. A host reply too large for one frame is an error for that call, and a call tagged with another
+run's id is refused, so the functions of one run never serve another's code.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +23,14 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from sandbox._calls import HostFailure
-from sandbox._protocol import HEADER, ProtocolError, decode, encode, frame_size
-from sandbox.result import RunError, RunResult
+from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
+from sandbox.result import ERROR_KINDS, RunError, RunResult
 
 if TYPE_CHECKING:
     from anyio.abc import Process
 
     from sandbox._dispatch import Dispatcher
+    from sandbox._jsonvalue import JsonValue
     from sandbox.limits import Limits
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -45,6 +50,8 @@ class WorkerProcess:
         self.writer = process.stdin
         self.send_lock = anyio.Lock()
         self.healthy = True
+        self._run_ids = itertools.count(1)
+        self._reply_failed = False
 
     @classmethod
     async def start(cls, memory: int) -> WorkerProcess:
@@ -84,30 +91,59 @@ class WorkerProcess:
 
     async def send(self, message: dict[str, Any]) -> None:
         """One frame to the worker."""
+        await self.send_frame(encode(message))
+
+    async def send_frame(self, frame: bytes) -> None:
+        """One encoded frame to the worker, never interleaved with another."""
         async with self.send_lock:
-            await self.writer.send(encode(message))
+            await self.writer.send(frame)
 
     async def run(
         self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]
     ) -> RunResult:
-        """Run code in the worker, serving its host calls; a breach kills the worker and is a result."""
-        self.healthy = False  # until the worker reports `done`, it is mid-run and must not be reused
-        await self.send(
-            {
-                "t": "run",
-                "code": code,
-                "limits": limits.to_json(),
-                "functions": dispatcher.kinds(),
-                "error_names": list(error_names),
-            }
-        )
+        """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
+
+        Anything that goes wrong with the worker (it dies, its pipe breaks, it sends a malformed frame) kills it
+        and is a `crashed` result. Cancellation of the caller propagates; the worker, left mid-run, is unhealthy.
+        """
+        run_id = next(self._run_ids)
         try:
+            frame = encode(
+                {
+                    "t": "run",
+                    "run": run_id,
+                    "code": code,
+                    "limits": limits.to_json(),
+                    "functions": dispatcher.kinds(),
+                    "error_names": list(error_names),
+                }
+            )
+        except FrameTooLargeError as error:
+            return RunResult(
+                error=RunError(
+                    kind="forbidden",
+                    message=f"the code and its settings are {error.size:,} bytes as JSON; the limit is "
+                    f"{MAX_FRAME:,}. Send less code per run.",
+                )
+            )
+        self.healthy = False  # until the worker reports `done`, it is mid-run and must not be reused
+        self._reply_failed = False
+        try:
+            await self.send_frame(frame)
             async with anyio.create_task_group() as calls:
                 with anyio.move_on_after(limits.timeout + _KILL_GRACE) as deadline:
-                    result = await self._serve(calls, dispatcher)
+                    result = await self._serve(calls, dispatcher, run_id)
                 calls.cancel_scope.cancel()
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ProtocolError, OSError):
-            return await self._crashed()
+        except BaseException as error:
+            if _is_breakage(error):
+                return await self._crashed(_protocol_violation(error))
+            # The caller's cancellation, KeyboardInterrupt, a bug: it propagates, without any breakage that came
+            # with it (cancel scopes only absorb groups of cancellations); the pool replaces the unhealthy worker.
+            if isinstance(error, BaseExceptionGroup):
+                _, rest = error.split(_BREAKAGE)
+                if rest is not None and rest is not error:
+                    raise rest from None
+            raise
         if deadline.cancelled_caught:
             await self.kill()
             return RunResult(
@@ -117,46 +153,66 @@ class WorkerProcess:
                     "expression or one huge operation?); do less per run",
                 )
             )
-        self.healthy = True
+        self.healthy = not self._reply_failed
         return result
 
-    async def _serve(self, calls: anyio.abc.TaskGroup, dispatcher: Dispatcher) -> RunResult:
+    async def _serve(self, calls: anyio.abc.TaskGroup, dispatcher: Dispatcher, run_id: int) -> RunResult:
         while True:
             message = await self.receive()
-            if message["t"] == "done":
-                return RunResult.from_json(message["result"])
-            if message["t"] == "call":
-                calls.start_soon(self._answer, dispatcher, message)
+            kind = message["t"]
+            if kind == "done":
+                if message.get("run") != run_id:
+                    raise ProtocolError(f"`done` for run {message.get('run')!r} during run {run_id}")
+                return _result(message.get("result"))
+            if kind != "call":
+                raise ProtocolError(f"unexpected frame {kind!r} during a run")
+            call = _Call.parse(message)
+            if message.get("run") == run_id:
+                calls.start_soon(self._answer, dispatcher, call)
+            else:  # left over from an earlier run (a task or generator still running after it ended)
+                failure = HostFailure("RuntimeError", "the run that made this call is over; its calls are refused")
+                calls.start_soon(self._reply, _failure_reply(call.id, failure))
 
-    async def _answer(self, dispatcher: Dispatcher, message: dict[str, Any]) -> None:
+    async def _answer(self, dispatcher: Dispatcher, call: _Call) -> None:
         try:
-            value = await dispatcher(
-                message["fn"], message.get("attr"), message.get("args") or [], message.get("kwargs") or {}
-            )
-            reply: dict[str, Any] = {"t": "result", "id": message["id"], "ok": True, "value": value}
+            value = await dispatcher(call.function, call.attribute, call.args, call.kwargs)
         except HostFailure as failure:
-            reply = {
-                "t": "result",
-                "id": message["id"],
-                "ok": False,
-                "type": failure.type_name,
-                "message": failure.message,
-            }
-        try:
-            await self.send(reply)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            self.healthy = False
+            frame = _failure_reply(call.id, failure)
+        except Exception as error:  # noqa: BLE001  # a failing name resolver, say: the model hears of it, no more
+            frame = _failure_reply(call.id, HostFailure(type(error).__name__, _text(error)))
+        else:
+            try:
+                frame = encode({"t": "result", "id": call.id, "ok": True, "value": value})
+            except FrameTooLargeError as error:
+                frame = _failure_reply(
+                    call.id,
+                    HostFailure(
+                        "ValueError",
+                        f"`{call.name}` returned {error.size:,} bytes of JSON, more than the {MAX_FRAME:,} bytes "
+                        "one call can return; ask for less per call (a page, a filter, fewer fields)",
+                    ),
+                )
+        await self._reply(frame)
 
-    async def _crashed(self) -> RunResult:
+    async def _reply(self, frame: bytes) -> None:
+        try:
+            await self.send_frame(frame)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self._reply_failed = True
+
+    async def _crashed(self, violation: str | None = None) -> RunResult:
         await self.kill()
-        code = self.process.returncode
-        hint = " (it ran out of memory?)" if code in (-signal.SIGKILL, -signal.SIGSEGV, 1) else ""
-        return RunResult(
-            error=RunError(
-                kind="crashed",
-                message=f"the worker process died{hint}; the code was stopped. Use less memory per run",
+        if violation is not None:
+            message = f"the worker process broke the protocol ({violation}); it was replaced and the code stopped"
+        elif self.process.returncode == -signal.SIGSEGV:
+            message = (
+                "the worker process crashed (a C stack overflow: something nested too deeply, like a chain of "
+                "thousands of map() or generator objects, or memory ran out); the code was stopped. Nest less"
             )
-        )
+        else:
+            hint = " (it ran out of memory?)" if self.process.returncode in (-signal.SIGKILL, 1) else ""
+            message = f"the worker process died{hint}; the code was stopped. Use less memory per run"
+        return RunResult(error=RunError(kind="crashed", message=message))
 
     async def kill(self) -> None:
         """Stop the worker now; bounded and shielded, so cleanup always finishes."""
@@ -170,3 +226,94 @@ class WorkerProcess:
             await self.process.wait()
             await self.process.aclose()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+_BREAKAGE = (
+    anyio.EndOfStream,
+    anyio.IncompleteRead,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    ProtocolError,
+    OSError,
+)
+"""What a dead, dying or misbehaving worker raises on the host's side of the pipe."""
+
+
+def _is_breakage(error: BaseException) -> bool:
+    """Whether `error`, or every exception in it if it is a (nested) group, is a broken worker."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_is_breakage(inner) for inner in error.exceptions)
+    return isinstance(error, _BREAKAGE)
+
+
+def _protocol_violation(error: BaseException) -> str | None:
+    """The first protocol violation in `error` (a malformed frame, not a dead pipe), in words; else None."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = _protocol_violation(inner)
+            if found is not None:
+                return found
+        return None
+    return str(error)[:200] if isinstance(error, ProtocolError) else None
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A `call` frame, checked."""
+
+    id: int
+    function: str
+    attribute: str | None
+    args: list[JsonValue]
+    kwargs: dict[str, JsonValue]
+
+    @property
+    def name(self) -> str:
+        """The name the code called, for messages."""
+        return self.function if self.attribute is None else f"{self.function}.{self.attribute}"
+
+    @classmethod
+    def parse(cls, message: dict[str, Any]) -> _Call:
+        """The call in a frame, or `ProtocolError` if it is malformed."""
+        call_id, function, attribute = message.get("id"), message.get("fn"), message.get("attr")
+        args, kwargs = message.get("args") or [], message.get("kwargs") or {}
+        if (
+            type(call_id) is not int
+            or type(function) is not str
+            or not (attribute is None or type(attribute) is str)
+            or type(args) is not list
+            or type(kwargs) is not dict
+        ):
+            raise ProtocolError("a malformed `call` frame")
+        return cls(call_id, function, attribute, args, kwargs)
+
+
+def _failure_reply(call_id: int, failure: HostFailure) -> bytes:
+    message = failure.message
+    if len(message) > _MAX_FAILURE:
+        message = message[:_MAX_FAILURE] + f"... [{len(message) - _MAX_FAILURE:,} more characters]"
+    return encode({"t": "result", "id": call_id, "ok": False, "type": failure.type_name[:200], "message": message})
+
+
+_MAX_FAILURE = 64 * 1024
+"""Characters of a host error's message sent to the worker; more is cut, so the reply always fits in a frame."""
+
+
+def _text(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001  # a host exception whose __str__ fails still becomes a reply
+        return ""
+
+
+def _result(data: object) -> RunResult:
+    """The result in a `done` frame, or `ProtocolError` if it is malformed."""
+    if not isinstance(data, dict):
+        raise ProtocolError("a `done` frame without a result")
+    error = data.get("error")
+    if error is not None and not (isinstance(error, dict) and error.get("kind") in ERROR_KINDS):
+        raise ProtocolError("a `done` frame with an unknown error kind")
+    try:
+        return RunResult.from_json(data)
+    except (AssertionError, KeyError, TypeError, ValueError) as problem:
+        raise ProtocolError(f"a malformed `done` frame ({type(problem).__name__})") from None

@@ -1,7 +1,11 @@
 """Frames between the host and a worker process: a 4-byte big-endian length, then one JSON object.
 
-Host to worker: `run` (code, limits, function kinds, error names), `result` (a host call's outcome).
-Worker to host: `ready`, `call` (a host-function call), `done` (the run's result).
+Host to worker: `run` (its run id, code, limits, function kinds, error names), `result` (a host call's outcome).
+Worker to host: `ready`, `call` (a host-function call, tagged with the id of the run that made it), `done` (the
+run's result, tagged with its run id).
+
+Every run has an id the host picks. A call whose run is over is refused on both sides: the worker does not send
+it, and the host answers one it receives with an error, never with the functions of a later run.
 """
 
 from __future__ import annotations
@@ -18,11 +22,19 @@ class ProtocolError(Exception):
     """A frame was malformed or too large."""
 
 
+class FrameTooLargeError(ProtocolError):
+    """A message is over `MAX_FRAME` bytes of JSON."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"frame of {size:,} bytes is over the {MAX_FRAME:,} byte limit")
+        self.size = size
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    """One frame holding `message`."""
+    """One frame holding `message`; `FrameTooLargeError` if it is over the limit."""
     payload = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     if len(payload) > MAX_FRAME:
-        raise ProtocolError(f"frame of {len(payload):,} bytes is over the {MAX_FRAME:,} byte limit")
+        raise FrameTooLargeError(len(payload))
     return HEADER.pack(len(payload)) + payload
 
 
@@ -30,13 +42,16 @@ def frame_size(header: bytes) -> int:
     """The payload size announced by a frame header."""
     (size,) = HEADER.unpack(header)
     if size > MAX_FRAME:
-        raise ProtocolError(f"frame of {size:,} bytes is over the {MAX_FRAME:,} byte limit")
+        raise FrameTooLargeError(size)
     return int(size)
 
 
 def decode(payload: bytes) -> dict[str, Any]:
-    """The message in a frame's payload."""
-    message = json.loads(payload.decode("utf-8", "surrogatepass"))
+    """The message in a frame's payload; `ProtocolError` for anything but a JSON object with a string 't'."""
+    try:
+        message = json.loads(payload.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError) as error:  # bad UTF-8, bad JSON, an int too long, nesting too deep
+        raise ProtocolError(f"a frame is not valid JSON: {type(error).__name__}") from None
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
         raise ProtocolError("a frame must hold a JSON object with a string 't'")
     return message

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 MAX_MESSAGE = 1_800
 """Characters of an exception's message kept in the error."""
+MAX_NAME = 100
+"""Characters of an exception's class name kept in the error."""
+MAX_SOURCE_LINE = 200
+"""Characters of each source line quoted in a traceback."""
 
 # How a host function is exposed: a plain function, or a namespace resolved by attribute.
 FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a namespace's names for `dir()`
@@ -102,8 +106,7 @@ def _globals(
 
 
 async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Guards) -> Any:
-    decimal.setcontext(decimal.Context())  # a fresh context per run; the task's context copy keeps it private
-    task = facade._task(main)
+    task = facade._task(_with_fresh_decimal_context(main))
     try:
         done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
         if not done:
@@ -115,6 +118,11 @@ async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Gu
     finally:
         if not task.done():
             task.cancel()
+
+
+async def _with_fresh_decimal_context(main: Any) -> Any:
+    decimal.setcontext(decimal.Context())  # in the run's own task: its context copy keeps it from the caller's
+    return await main
 
 
 def _unawaited_error(calls: CallState) -> RunError | None:
@@ -151,14 +159,14 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
     frames = _model_frames(exc.__traceback__)
     line = frames[-1][1] if frames else None
     where = f" (line {line})" if line else ""
-    if isinstance(exc, StopRun):
+    if isinstance(exc, StopRun) and exc._sealed:
         return RunError(kind=cast("ErrorKind", exc.kind), message=f"{exc.message}{where}", line=line)
     kind: ErrorKind = "runtime"
     if isinstance(exc, (ForbiddenError, ForbiddenImportError)):
         kind = "forbidden"
     elif isinstance(exc, MemoryError):
         kind = "memory"
-    type_name = "ForbiddenError" if kind == "forbidden" else type(exc).__name__
+    type_name = "ForbiddenError" if kind == "forbidden" else _capped(type(exc).__name__, MAX_NAME)
     if isinstance(exc, SizeLimitError):
         type_name = "MemoryError"
     detail = _exception_text(exc)
@@ -179,9 +187,11 @@ def _exception_text(exc: BaseException) -> str:
         return "<the exception's message could not be shown>"
     if type(text) is not str:
         return "<the exception's message could not be shown>"
-    return (
-        text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + f"... [{len(text) - MAX_MESSAGE:,} more characters]"
-    )
+    return _capped(text, MAX_MESSAGE)
+
+
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit:,} more characters]"
 
 
 def _model_frames(tb: TracebackType | None) -> list[tuple[str, int]]:
@@ -200,6 +210,6 @@ def _traceback_text(frames: list[tuple[str, int]], compiled: Compiled, message: 
     for name, lineno in frames[-20:]:
         lines.append(f"  line {lineno}, in {name}")
         if 0 < lineno <= len(compiled.lines):
-            lines.append(f"    {compiled.lines[lineno - 1].strip()}")
+            lines.append(f"    {_capped(compiled.lines[lineno - 1].strip(), MAX_SOURCE_LINE)}")
     lines.append(message)
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 It moves the protocol pipes off stdin/stdout (which then point at /dev/null), lowers its own resource limits,
 warms up, says `ready`, and runs one piece of code at a time, sending host calls back over the pipe. It holds
-no state between runs but caches of compiled code.
+no state between runs but caches of compiled code. Each call carries the id of its run; code left running after
+its run ended (a task that ignored cancellation, an async generator's `finally`) cannot call the host any more.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from sandbox._calls import HostFailure
-from sandbox._protocol import HEADER, decode, encode, frame_size
+from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, decode, encode, frame_size
 from sandbox._runner import run_code
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
+    from sandbox._calls import Bridge
     from sandbox._jsonvalue import JsonValue
 
 
@@ -63,23 +65,57 @@ class Worker:
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.ids = itertools.count(1)
         self.run_task: asyncio.Task[None] | None = None
+        self.current_run: object = None
+        """The id of the run in progress; None between runs."""
 
     def send(self, message: dict[str, Any]) -> None:
-        """Write one frame (blocking: frames are small and the host always reads)."""
-        data = memoryview(encode(message))
+        """Write one frame (blocking: the host reads all the time a run lasts, and nothing is sent between runs)."""
+        self.write(encode(message))
+
+    def write(self, frame: bytes) -> None:
+        """Write one encoded frame."""
+        data = memoryview(frame)
         while data:
             written = os.write(self.outbound, data)
             data = data[written:]
 
-    async def bridge(
-        self, function: str, attribute: str | None, args: list[JsonValue], kwargs: dict[str, JsonValue]
+    def bridge_for(self, run_id: object) -> Bridge:
+        """The bridge of one run: its calls carry the run's id and are refused once the run is over."""
+
+        async def bridge(
+            function: str, attribute: str | None, args: list[JsonValue], kwargs: dict[str, JsonValue]
+        ) -> JsonValue:
+            return await self.call(run_id, function, attribute, args, kwargs)
+
+        return bridge
+
+    async def call(
+        self,
+        run_id: object,
+        function: str,
+        attribute: str | None,
+        args: list[JsonValue],
+        kwargs: dict[str, JsonValue],
     ) -> JsonValue:
-        """A host call over the pipe."""
+        """A host call over the pipe, on behalf of run `run_id`."""
+        if run_id is None or run_id != self.current_run:
+            raise HostFailure("RuntimeError", _RUN_OVER)
         call_id = next(self.ids)
+        message = {"t": "call", "run": run_id, "id": call_id, "fn": function, "attr": attribute}
+        try:
+            frame = encode({**message, "args": args, "kwargs": kwargs})
+        except FrameTooLargeError as error:
+            name = function if attribute is None else f"{function}.{attribute}"
+            raise HostFailure(
+                "ValueError",
+                f"the arguments of `{name}(...)` are {error.size:,} bytes as JSON; one call can send at most "
+                f"{MAX_FRAME:,}. Send less per call",
+            ) from None
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
-        self.send({"t": "call", "id": call_id, "fn": function, "attr": attribute, "args": args, "kwargs": kwargs})
         try:
+            self.write(frame)
+            del frame
             reply = await future
         finally:
             self.pending.pop(call_id, None)
@@ -89,17 +125,29 @@ class Worker:
 
     async def run(self, message: dict[str, Any]) -> None:
         """Run one piece of code and send its result."""
+        run_id = message.get("run")
+        self.current_run = run_id
         try:
             result = await run_code(
                 message["code"],
                 limits=Limits.from_json(message["limits"]),
-                bridge=self.bridge,
+                bridge=self.bridge_for(run_id),
                 functions=message["functions"],
                 error_names=message.get("error_names") or (),
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
             result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))
-        self.send({"t": "done", "result": result.to_json()})
+        finally:
+            self.end_run()
+        self.write(_done_frame(run_id, result))
+
+    def end_run(self) -> None:
+        """The run is over: calls still waiting for the host fail, and no new call is sent."""
+        self.current_run = None
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(HostFailure("RuntimeError", _RUN_OVER))
+        self.pending.clear()
 
     async def serve(self) -> None:
         """Read frames until the host closes the pipe."""
@@ -121,6 +169,25 @@ class Worker:
                     future.set_result(message)
             elif message["t"] == "exit":
                 return
+
+
+_RUN_OVER = "the run that made this call is over; code left running after a run ends cannot call the host"
+
+
+def _done_frame(run_id: object, result: RunResult) -> bytes:
+    """The `done` frame for a result; if the result cannot be sent whole, a short one that says why."""
+    try:
+        return encode({"t": "done", "run": run_id, "result": result.to_json()})
+    except FrameTooLargeError as error:
+        failure = RunError(
+            kind="result_limit",
+            message=f"the run's value, printed output and error text are {error.size:,} bytes as JSON; at most "
+            f"{MAX_FRAME:,} can be sent back. Return and print less",
+        )
+    except MemoryError:
+        failure = RunError(kind="memory", message="the run's result was too large to send back; return and print less")
+    short = RunResult(error=failure, calls=result.calls, duration=result.duration)
+    return encode({"t": "done", "run": run_id, "result": short.to_json()})
 
 
 def main() -> None:

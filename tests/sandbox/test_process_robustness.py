@@ -1,0 +1,385 @@
+"""Process isolation under stress: a dying worker, frames over the size limit, calls left over from a run.
+
+Whatever happens to the worker, `Sandbox.run` returns a result and the next run works; the caller's own
+cancellation still propagates. Each run has an id, and a call from code still running after its run ended is
+refused, never served by a later run's functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+from sandbox import Limits, Namespace, RunResult, Sandbox
+from sandbox._dispatch import Dispatcher
+from sandbox._process import WorkerProcess
+from sandbox._protocol import MAX_FRAME
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+MiB = 1024 * 1024
+LIMIT_TEXT = f"{MAX_FRAME:,}"
+"""How the 64 MiB frame limit appears in messages."""
+QUICK = Limits(timeout=3.0)
+ROOT = str(Path(__file__).resolve().parents[2])
+"""The repository root, for a stand-in worker's import path."""
+
+
+def dedent(code: str) -> str:
+    """Source without the test file's indentation."""
+    return textwrap.dedent(code).strip("\n") + "\n"
+
+
+@contextlib.asynccontextmanager
+async def one_worker(limits: Limits = QUICK) -> AsyncIterator[Sandbox]:
+    """A fresh process sandbox with one worker, so consecutive runs land on the same worker."""
+    async with Sandbox(isolation="process", workers=1, limits=limits) as sandbox:
+        warm = await sandbox.run("return 0")  # the worker is up, so its pid can be compared across runs
+        assert warm.value == 0
+        yield sandbox
+
+
+@pytest.fixture
+async def sb() -> AsyncIterator[Sandbox]:
+    """A fresh one-worker process sandbox with `QUICK` limits."""
+    async with one_worker() as sandbox:
+        yield sandbox
+
+
+async def run(sb: Sandbox, code: str, **kwargs: Any) -> RunResult:
+    """`sb.run`, turning anything raised out of it into a test failure (every outcome must be a result)."""
+    try:
+        return await sb.run(dedent(code), **kwargs)
+    except Exception as exc:  # noqa: BLE001  # a run must never raise into the host
+        pytest.fail(f"run raised instead of returning a result: {exc!r}")
+
+
+def worker_pids(sb: Sandbox) -> set[int]:
+    """The process ids of the sandbox's live workers."""
+    assert sb._pool is not None
+    return {worker.process.pid for worker in sb._pool._workers}
+
+
+async def assert_still_works(sb: Sandbox) -> None:
+    """The next run, with a host function, works normally."""
+
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    after = await run(sb, "return await add(a=1, b=2)", functions={"add": add})
+    assert after.error is None, after.error
+    assert after.value == 3
+
+
+# -- 1. the worker dies, or the caller gives up -------------------------------------------------------------------
+
+DEEP_C_RECURSION = """
+it = iter([1])
+for i in range(300_000):
+    it = map(abs, it)
+next(it)
+"""
+
+
+async def test_a_worker_that_dies_mid_run_is_a_crashed_result(sb: Sandbox) -> None:
+    """A segfault in the worker (C recursion through 300,000 nested `map`s) is `crashed`; a new worker takes over."""
+    before = worker_pids(sb)
+    result = await run(sb, DEEP_C_RECURSION)
+    assert result.error is not None
+    assert result.error.kind == "crashed", result.error
+    assert "worker process" in result.error.message
+    await assert_still_works(sb)
+    assert worker_pids(sb).isdisjoint(before)
+
+
+async def test_a_worker_that_died_while_idle_is_replaced_before_the_run(sb: Sandbox) -> None:
+    """A worker killed between runs is not handed a run: the run goes to a fresh worker and succeeds."""
+    assert sb._pool is not None
+    [worker] = sb._pool._workers
+    os.kill(worker.process.pid, signal.SIGKILL)
+    with anyio.fail_after(3):
+        await worker.process.wait()
+    await assert_still_works(sb)
+
+
+async def test_the_callers_cancellation_propagates_and_the_worker_is_replaced(sb: Sandbox) -> None:
+    """Cancelling the caller mid-run cancels `run` (no result is made up); the next run gets a fresh worker."""
+    outcomes: list[RunResult] = []
+    before = worker_pids(sb)
+    with anyio.move_on_after(2.5) as scope:
+
+        async def begin() -> None:
+            scope.cancel()  # the caller gives up while the code runs
+
+        code = "await begin()\nimport asyncio\nawait asyncio.sleep(2)\nreturn 1"
+        outcomes.append(await sb.run(code, functions={"begin": begin}))
+    assert outcomes == []
+    assert scope.cancelled_caught
+    await assert_still_works(sb)
+    assert worker_pids(sb).isdisjoint(before)
+
+
+async def test_a_failing_namespace_resolver_is_an_error_the_code_sees(sb: Sandbox) -> None:
+    """A resolver that raises a plain exception (not `FunctionError`) fails the call, not `run`."""
+
+    def resolve(name: str) -> Any:
+        raise LookupError(f"no tool {name!r}")
+
+    code = """
+    try:
+        await tools.missing()
+    except LookupError as error:
+        return str(error)
+    """
+    result = await run(sb, code, functions={"tools": Namespace(resolve)})
+    assert result.error is None, result.error
+    assert result.value == "no tool 'missing'"
+    await assert_still_works(sb)
+
+
+# -- 2. frames over the size limit ----------------------------------------------------------------------------------
+
+
+async def test_a_host_reply_over_the_frame_limit_is_an_error_the_code_sees(sb: Sandbox) -> None:
+    """A host function returning 70 MiB of JSON fails that call with the limit named; the run and worker go on."""
+
+    async def big() -> list[str]:
+        return ["#" * MiB] * 70
+
+    async def small() -> str:
+        return "fine"
+
+    code = """
+    try:
+        await big()
+    except ValueError as error:
+        message = str(error)
+    return [message, await small()]
+    """
+    before = worker_pids(sb)
+    result = await run(sb, code, functions={"big": big, "small": small})
+    assert result.error is None, result.error
+    message, after = result.value  # type: ignore[misc]
+    assert "`big`" in message
+    assert LIMIT_TEXT in message
+    assert after == "fine"
+    assert result.calls == 2
+    await assert_still_works(sb)
+    assert worker_pids(sb) == before  # the worker stayed healthy and was reused
+
+
+async def test_an_uncaught_oversized_host_reply_fails_the_run_as_a_runtime_error(sb: Sandbox) -> None:
+    """Not caught, the oversized reply is an ordinary `ValueError` ending the run."""
+
+    def big() -> list[str]:
+        return ["#" * MiB] * 70
+
+    result = await run(sb, "return len(await big())", functions={"big": big})
+    assert result.error is not None
+    assert (result.error.kind, result.error.type_name) == ("runtime", "ValueError")
+    assert LIMIT_TEXT in result.error.message
+    await assert_still_works(sb)
+
+
+async def test_arguments_over_the_frame_limit_are_refused_in_the_worker() -> None:
+    """The code passing 70 MiB of arguments gets a `ValueError` naming the limit; the host function never runs."""
+    received: list[object] = []
+
+    async def sink(value: object) -> None:
+        received.append(value)
+
+    code = """
+    chunk = "#" * (1024 * 1024)
+    try:
+        await sink([chunk] * 70)
+    except ValueError as error:
+        return str(error)
+    """
+    async with one_worker(Limits(timeout=4.0, memory=1024 * MiB)) as sb:
+        result = await run(sb, code, functions={"sink": sink})
+        assert result.error is None, result.error
+        assert "`sink(...)`" in str(result.value)
+        assert LIMIT_TEXT in str(result.value)
+        assert received == []
+        await assert_still_works(sb)
+
+
+async def test_a_result_over_the_frame_limit_is_a_result_limit_error() -> None:
+    """With `Limits.result` above the frame limit, a 70 MiB value is `result_limit`, not a worker left hanging."""
+    limits = Limits(timeout=3.0, memory=1024 * MiB, result=1024 * MiB)
+    async with one_worker(limits) as sb:
+        before = worker_pids(sb)
+        with anyio.fail_after(4.5):  # a lost `done` would only end at the wall clock, as a timeout
+            result = await run(sb, "chunk = '#' * (1024 * 1024)\nprint('hi')\nreturn [chunk] * 70")
+        assert result.error is not None
+        assert result.error.kind == "result_limit", result.error
+        assert LIMIT_TEXT in result.error.message
+        await assert_still_works(sb)
+        assert worker_pids(sb) == before
+
+
+# -- 3. calls left over from an earlier run ------------------------------------------------------------------------
+
+LATE_GENERATOR = """
+import asyncio
+async def later():
+    try:
+        yield 1
+    finally:
+        await asyncio.sleep(0.2)
+        await echo("late, from a generator")
+g = later()
+await anext(g)
+return 1
+"""
+
+LATE_TASK = """
+import asyncio
+sleep = asyncio.sleep
+async def stubborn():
+    try:
+        await sleep(5)
+    except BaseException:
+        pass  # swallows the run's cancellation of its tasks
+    await sleep(1.3)  # past the second the run's end waits for its tasks
+    await echo("late, from a task")
+asyncio.create_task(stubborn())
+await sleep(0)
+return 1
+"""
+
+
+@pytest.mark.parametrize("code", [LATE_GENERATOR, LATE_TASK], ids=["async_generator_finally", "stubborn_task"])
+async def test_a_call_left_over_from_a_run_reaches_no_host_function(sb: Sandbox, code: str) -> None:
+    """Code still running after its run ended is never served by the next run's functions (on the same worker)."""
+    first: list[object] = []
+    second: list[object] = []
+
+    async def first_echo(value: object) -> object:
+        first.append(value)
+        return value
+
+    async def second_echo(value: object) -> object:
+        second.append(value)
+        return value
+
+    result = await run(sb, code, functions={"echo": first_echo})
+    assert result.error is None, result.error
+    # The next run, on the same worker, is live while the leftover code makes its call.
+    after = await run(sb, "import asyncio\nawait asyncio.sleep(0.9)\nreturn 2", functions={"echo": second_echo})
+    assert after.error is None, after.error
+    assert after.value == 2
+    assert second == []
+
+
+async def test_the_worker_sends_nothing_for_a_run_that_is_over() -> None:
+    """At the protocol level: `done` carries the run's id, and a leftover call never crosses the pipe."""
+    worker = await WorkerProcess.start(0)
+    try:
+        await worker.send(
+            {
+                "t": "run",
+                "run": 41,
+                "code": LATE_GENERATOR,
+                "limits": QUICK.to_json(),
+                "functions": {"echo": None},
+                "error_names": [],
+            }
+        )
+        with anyio.fail_after(3):
+            done = await worker.receive()
+        assert (done["t"], done["run"], done["result"]["value"]) == ("done", 41, 1)
+        with anyio.move_on_after(0.6) as quiet:
+            late = await worker.receive()
+            pytest.fail(f"the worker sent a frame after the run was over: {late}")
+        assert quiet.cancelled_caught
+    finally:
+        await worker.kill()
+
+
+# A stand-in for a compromised worker: it speaks the protocol, but lies about run ids and then breaks a frame.
+ROGUE_WORKER = """
+import os, sys
+from sandbox._protocol import HEADER, decode, encode, frame_size
+inbound, outbound = sys.stdin.buffer, sys.stdout.buffer
+def send(message):
+    outbound.write(encode(message))
+    outbound.flush()
+def receive():
+    return decode(inbound.read(frame_size(inbound.read(HEADER.size))))
+send({"t": "ready", "pid": os.getpid()})
+run = receive()
+send({"t": "call", "run": run["run"] + 100, "id": 1, "fn": "echo", "attr": None, "args": ["stale"], "kwargs": {}})
+reply = receive()
+send({"t": "done", "run": run["run"], "result": {"value": reply, "stdout": "", "error": None}})
+run = receive()
+send({"t": "done", "run": run["run"], "result": {"value": 1, "error": {"kind": "bogus", "message": "x"}}})
+run = receive()
+outbound.write(HEADER.pack(1_000_000) + b"{")
+outbound.flush()
+"""
+
+
+async def test_the_host_refuses_stale_calls_and_survives_malformed_frames(tmp_path: Path) -> None:
+    """A call tagged with another run's id is answered with an error, unserved; a malformed frame is `crashed`."""
+    called: list[object] = []
+
+    async def echo(value: object) -> object:
+        called.append(value)
+        return value
+
+    process = await anyio.open_process(
+        [sys.executable, "-c", ROGUE_WORKER], env={**os.environ, "PYTHONPATH": ROOT}, start_new_session=True
+    )
+    worker = WorkerProcess(process, workdir=str(tmp_path))
+    try:
+        with anyio.fail_after(5):
+            assert (await worker.receive())["t"] == "ready"
+            stale = await worker.run("", limits=QUICK, dispatcher=_dispatcher(echo), error_names=())
+            assert stale.error is None, stale.error
+            reply: Any = stale.value
+            assert (reply["ok"], reply["type"]) == (False, "RuntimeError")
+            assert "over" in reply["message"]
+            assert called == []
+            bogus = await worker.run("", limits=QUICK, dispatcher=_dispatcher(echo), error_names=())
+            assert bogus.error is not None
+            assert bogus.error.kind == "crashed"
+            assert not worker.healthy
+    finally:
+        await worker.kill()
+
+
+async def test_a_worker_cut_off_mid_frame_is_a_crashed_result(tmp_path: Path) -> None:
+    """A frame header promising more than the worker sends before dying is `crashed`, not `IncompleteRead`."""
+    script = ROGUE_WORKER.replace('"kind": "bogus"', '"kind": "runtime"')
+    process = await anyio.open_process(
+        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": ROOT}, start_new_session=True
+    )
+    worker = WorkerProcess(process, workdir=str(tmp_path))
+
+    async def echo(value: object) -> object:
+        return value
+
+    try:
+        with anyio.fail_after(5):
+            assert (await worker.receive())["t"] == "ready"
+            for _ in range(2):
+                await worker.run("", limits=QUICK, dispatcher=_dispatcher(echo), error_names=())
+            cut = await worker.run("", limits=QUICK, dispatcher=_dispatcher(echo), error_names=())
+        assert cut.error is not None
+        assert cut.error.kind == "crashed"
+    finally:
+        await worker.kill()
+
+
+def _dispatcher(echo: Any) -> Dispatcher:
+    return Dispatcher({"echo": echo}, QUICK, limit=True)
