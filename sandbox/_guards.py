@@ -7,6 +7,7 @@ One `Guards` is made per run. It owns the operation budget and knows which class
 from __future__ import annotations
 
 import abc
+import asyncio
 import copy
 import decimal
 import functools
@@ -98,6 +99,7 @@ class Guards(SizeGuards):
         self.deadline = deadline
         self.stopped: StopRun | None = None
         self.coroutines: list[Any] = []
+        self.async_generators: list[Any] = []
         self.tick = self._make_tick()
 
     # -- budget ------------------------------------------------------------------------------------------
@@ -296,9 +298,25 @@ class Guards(SizeGuards):
             coro = function(*args, **kwargs)
             if inspect.iscoroutine(coro):  # held until the run ends, so one never awaited is closed, not warned about
                 self.coroutines.append(coro)
+            elif inspect.isasyncgen(coro):  # closed by the run, or the loop's finalizer would run it afterwards
+                self.async_generators.append(coro)
             return coro
 
         return call
+
+    async def close_async_generators(self) -> None:
+        """Close the code's unfinished async generators now, while the run still owns them (after `finish`)."""
+        generators, self.async_generators = self.async_generators, []
+        for generator in generators:
+            try:
+                async with asyncio.timeout(0.5):  # in this task: SystemExit from a task would stop the loop
+                    await generator.aclose()
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # the host cancelled us: let it through
+            except BaseException:  # noqa: BLE001, S110  # its `finally` may raise anything; the run is over
+                pass
 
     def close_unawaited(self) -> None:
         """Close the code's coroutines that never started (what CPython would warn about in the host)."""

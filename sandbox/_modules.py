@@ -37,7 +37,7 @@ import typing
 import unicodedata
 import urllib.parse
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from keyword import iskeyword
 from types import ModuleType
 from typing import Any
@@ -126,7 +126,6 @@ _STATIC: dict[str, dict[str, Any]] = {
         ),
         "TYPE_CHECKING": False,
     },
-    "enum": _pick(enum, "Enum IntEnum StrEnum Flag IntFlag auto unique"),
     "unicodedata": _pick(
         unicodedata,
         "name lookup category normalize numeric digit decimal east_asian_width "
@@ -227,6 +226,34 @@ def _copy(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
     return {"copy": copy.copy, "deepcopy": deepcopy}
 
 
+class _EnumType(enum.EnumType):
+    """Enum's metaclass, but the functional API (`Enum("Color", names)`) takes only public member names."""
+
+    def __call__(cls, value: Any, names: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if names is not None:
+            if "module" in kwargs or "qualname" in kwargs:
+                forbid("`Enum(..., module=, qualname=)` is not allowed in the sandbox")
+            if isinstance(names, str):
+                members = names.replace(",", " ").split()
+            else:
+                names = dict(names) if isinstance(names, Mapping) else list(names)
+                members = [item if isinstance(item, str) else item[0] for item in names]
+            if not all(isinstance(name, str) and not name.startswith("_") for name in members):
+                forbid("an Enum member name must not start with `_` in the sandbox")
+        return super().__call__(value, names, *args, **kwargs)
+
+
+def _guarded_enum(base: type[enum.Enum]) -> type:
+    return _EnumType(base.__name__, (base,), _EnumType.__prepare__(base.__name__, (base,)))
+
+
+_ENUMS = {name: _guarded_enum(getattr(enum, name)) for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")}
+
+
+def _enum(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
+    return {**_ENUMS, **_pick(enum, "auto unique")}
+
+
 def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
     # Not UserString: its methods call the real `str.format` on its data.
     members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList")
@@ -282,6 +309,7 @@ _BUILDERS: dict[str, _Builder] = {
     "functools": _functools,
     "dataclasses": _dataclasses,
     "copy": _copy,
+    "enum": _enum,
     "math": _math,
     "random": _random,
     "collections": _collections,

@@ -72,6 +72,7 @@ async def run_code(
         guards.finish()
         guards.close_unawaited()
         await facade.cancel_all()
+        await guards.close_async_generators()
     if error is None:
         value, error = _check_value(value, limits)
     return RunResult(

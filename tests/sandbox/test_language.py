@@ -1268,6 +1268,65 @@ CASES = [
         print(total, _cache, _helper(4), [0 for _ in range(2)])
         """,
     ),
+    case(
+        "enums_dataclasses_wraps_and_generic_bases",
+        """
+        import enum
+        import functools
+        from dataclasses import dataclass, field
+        from typing import Generic, TypeVar
+
+        class Color(enum.Enum):
+            RED = 1
+            GREEN = 2
+
+            def label(self):
+                return self.name.lower()
+
+        class Perm(enum.IntFlag):
+            R = 4
+            W = 2
+
+        Size = enum.Enum("Size", "S M L")
+
+        @dataclass(frozen=True)
+        class Item:
+            name: str
+            tags: list = field(default_factory=list)
+
+        def logged(fn):
+            @functools.wraps(fn)
+            def inner(*args):
+                return fn(*args)
+
+            return inner
+
+        @logged
+        def double(x):
+            return 2 * x
+
+        T = TypeVar("T")
+
+        class Shape(Generic[T]):
+            def __init__(self):
+                self._sides = 0
+
+            def sides(self):
+                return self._sides
+
+        class Square(Shape):
+            def __init__(self, side):
+                super().__init__()
+                self._sides, self.side = 4, side
+
+            def area(self):
+                return self.side**2
+
+        print(Color.RED.label(), Color(2).name, [c.value for c in Color], int(Perm.R | Perm.W), Size.M.value)
+        print(Item("a"), Item("b", ["x"]) == Item("b", ["x"]), double(21))
+        print(Square(3).area(), Square(3).sides())
+        """,
+    ),
 ]
 
 
