@@ -34,6 +34,7 @@ _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "
 _WRITABLE = (decimal.Context, textwrap.TextWrapper)
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _MUTABLE = (dict, list, set, bytearray)
+_BYTES = (bytes, bytearray)
 _PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
 """Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
 _DRIVING = frozenset({"send", "throw"})
@@ -181,20 +182,28 @@ class Guards(SizeGuards):
             forbid(f"`.{name}()` is not allowed on a coroutine in the sandbox: `await` it instead")
         elif name == "register" and isinstance(obj, abc.ABCMeta) and not self.is_own(obj):
             forbid("`.register()` is not allowed on a standard library class: it would change it for every run")
-        if isinstance(obj, str) and name in STR_METHODS:
-            return self._str_method(str.__getitem__(obj, slice(None)), name)  # a plain str, even of a subclass
-        if isinstance(obj, bytes | bytearray) and name in SIZED_METHODS:
-            return self._str_method(obj if type(obj) in (bytes, bytearray) else bytes(obj), name)
-        if isinstance(obj, type) and name in STR_METHODS:  # unbound, `str.format(template, ...)`, subclasses too
-            base = next((kind for kind in (str, bytes, bytearray) if issubclass(obj, kind)), None)
-            if base is str or (base is not None and name in SIZED_METHODS):
-                return self._str_method(base, name)
-        if type(obj) is int and name == "to_bytes":
+        if name in STR_METHODS:
+            guarded = self._sized_method(obj, name)
+            if guarded is not None:
+                return guarded
+        elif name == "to_bytes" and type(obj) is int:
             return self._int_to_bytes(obj)
         value = getattr(obj, name, *default)
         if type(value) in _MUTABLE and not self.is_own(obj) and _is_class_attribute(obj, name, value):
             return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change
         return value
+
+    def _sized_method(self, obj: object, name: str) -> Callable[..., Any] | None:
+        """The size-checked `format`/`join`/`ljust`/... of a str or bytes, a subclass's, or unbound; else None."""
+        if isinstance(obj, str):
+            return self._str_method(str.__getitem__(obj, slice(None)), name)  # a plain str, even of a subclass
+        if isinstance(obj, _BYTES):
+            return self._str_method(obj if type(obj) in _BYTES else bytes(obj), name) if name in SIZED_METHODS else None
+        if isinstance(obj, type):  # unbound, `str.format(template, ...)`, of a subclass too
+            base = next((kind for kind in (str, *_BYTES) if issubclass(obj, kind)), None)
+            if base is str or (base is not None and name in SIZED_METHODS):
+                return self._str_method(base, name)
+        return None
 
     def _private_is_own(self, obj: object) -> bool:
         """Whether `_names` on `obj` are the code's: its own function, or a class of its whose bases are too.
