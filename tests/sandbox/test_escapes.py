@@ -23,10 +23,10 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
+from escape_kit import assert_still_works, is_plain_json, run
 
 from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox
 
@@ -1957,17 +1957,6 @@ class HostKit:
         }
 
 
-def is_plain_json(value: object) -> bool:
-    """Whether `value` is made only of exact JSON types."""
-    if value is None or type(value) in (bool, int, float, str):
-        return True
-    if type(value) is list:
-        return all(is_plain_json(item) for item in value)
-    if type(value) is dict:
-        return all(type(k) is str and is_plain_json(v) for k, v in value.items())
-    return False
-
-
 def texts_of(result: RunResult) -> list[str]:
     """Everything a run shows: value, output, error message and traceback."""
     texts = [json.dumps(result.value, default=repr), result.stdout]
@@ -1981,21 +1970,6 @@ def assert_nothing_leaked(result: RunResult, secret: str) -> None:
     for text in texts_of(result):
         assert secret not in text
         assert "PWNED" not in text
-
-
-async def run(sb: Sandbox, code: str, **kwargs: Any) -> RunResult:
-    """`sb.run`, turning anything raised out of it into a test failure (every outcome must be a result)."""
-    try:
-        return await sb.run(code, **kwargs)
-    except BaseException as exc:  # noqa: BLE001  # even BaseException: a run must never raise into the host
-        pytest.fail(f"run raised instead of returning a result: {exc!r}")
-
-
-async def assert_still_works(sb: Sandbox) -> None:
-    """The sandbox runs the next script normally."""
-    after = await run(sb, "return 1")
-    assert after.error is None, after.error
-    assert after.value == 1
 
 
 # -- the attacks --------------------------------------------------------------------------------------------------

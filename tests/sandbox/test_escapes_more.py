@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
+from escape_kit import assert_still_works, is_plain_json, run
 
 from sandbox import Limits, Namespace, RunResult, Sandbox
 
@@ -1063,17 +1064,6 @@ class HostKit:
         return {"echo": echo, "tools": Namespace(resolve)}
 
 
-def is_plain_json(value: object) -> bool:
-    """Whether `value` is made only of exact JSON types."""
-    if value is None or type(value) in (bool, int, float, str):
-        return True
-    if type(value) is list:
-        return all(is_plain_json(item) for item in value)
-    if type(value) is dict:
-        return all(type(k) is str and is_plain_json(v) for k, v in value.items())
-    return False
-
-
 def assert_nothing_leaked(result: RunResult, secret: str) -> None:
     """No host secret and no escape marker in anything the run shows."""
     texts = [json.dumps(result.value, default=repr), result.stdout]
@@ -1082,21 +1072,6 @@ def assert_nothing_leaked(result: RunResult, secret: str) -> None:
     for text in texts:
         assert secret not in text
         assert "PWNED" not in text
-
-
-async def run(sb: Sandbox, code: str, **kwargs: Any) -> RunResult:
-    """`sb.run`, turning anything raised out of it into a test failure (every outcome must be a result)."""
-    try:
-        return await sb.run(code, **kwargs)
-    except BaseException as exc:  # noqa: BLE001  # even BaseException: a run must never raise into the host
-        pytest.fail(f"run raised instead of returning a result: {exc!r}")
-
-
-async def assert_still_works(sb: Sandbox) -> None:
-    """The sandbox runs the next script normally."""
-    after = await run(sb, "return 1")
-    assert after.error is None, after.error
-    assert after.value == 1
 
 
 def assert_stopped(result: RunResult, case: Case, secret: str, kit: HostKit) -> None:
