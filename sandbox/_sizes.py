@@ -7,6 +7,7 @@ before they allocate, so a one-line bomb (`10**10**8`, `'x'.ljust(10**10)`) fail
 
 from __future__ import annotations
 
+import collections
 import math
 import operator
 import re
@@ -35,6 +36,18 @@ _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "^=": operator.ixor,
     "@=": operator.imatmul,
 }
+
+
+_SIZED_TYPES: tuple[type[Any], ...] = (str, bytes, bytearray, list, tuple, collections.deque)
+
+
+def _true_len(obj: object) -> int | None:
+    """The length of a str, bytes, list, tuple or deque (a subclass's too) by the base type's own `__len__`."""
+    for kind in _SIZED_TYPES:
+        if isinstance(obj, kind):
+            length: int = kind.__len__(obj)
+            return length
+    return None
 
 
 class SizeLimitError(MemoryError):
@@ -72,8 +85,10 @@ class SizeGuards:
 
     def imul(self, a: Any, b: Any) -> Any:
         """`a *= b`, guarded like `a * b`."""
-        self._check_mul(a, b)
-        return _INPLACE["*="](a, b)
+        checked_a, checked_b = self._check_mul(a, b)
+        if checked_a is a:  # `a` is the sequence (repeated in place if it can be) or both are numbers
+            return _INPLACE["*="](a, checked_b)
+        return checked_a * checked_b  # `n *= seq`: the name gets a new sequence
 
     def ipow(self, a: Any, b: Any) -> Any:
         """`a **= b`, guarded like `a ** b`."""
@@ -91,18 +106,25 @@ class SizeGuards:
         """`a * b` that refuses to build huge ints, strings and sequences."""
         if type(a) is float or type(b) is float:
             return a * b
-        self._check_mul(a, b)
+        a, b = self._check_mul(a, b)
         return a * b
 
-    def _check_mul(self, a: Any, b: Any) -> None:
-        ta, tb = type(a), type(b)
-        if ta is int and tb is int:
-            if a.bit_length() + b.bit_length() > self.max_size:
-                self._too_big("an int with a bit length", a.bit_length() + b.bit_length())
-        elif ta is int or tb is int:
-            count, seq = (a, b) if ta is int else (b, a)
-            if isinstance(seq, (str, bytes, bytearray, list, tuple)) and len(seq) * count > self.max_size:
-                self._too_big("a sequence of length", len(seq) * count)
+    def _check_mul(self, a: Any, b: Any) -> tuple[Any, Any]:
+        """Check `a * b`; returns the operands to multiply (a repeat count the code made, as a plain int)."""
+        if isinstance(a, int) and isinstance(b, int):
+            bits = int.bit_length(a) + int.bit_length(b)  # the int methods: a subclass cannot lie about them
+            if bits > self.max_size:
+                self._too_big("an int with a bit length", bits)
+            return a, b
+        seq_first = _true_len(a) is not None
+        seq, count = (a, b) if seq_first else (b, a)
+        length = _true_len(seq)
+        if length is None or isinstance(count, float) or not hasattr(type(count), "__index__"):
+            return a, b
+        times = operator.index(count)  # once: an `__index__` of the code's may answer differently each time
+        if length * times > self.max_size:
+            self._too_big("a sequence of length", length * times)
+        return (seq, times) if seq_first else (times, seq)
 
     def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
         """`a ** b` (and `pow`) that refuses to build huge ints."""
