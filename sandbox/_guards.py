@@ -186,8 +186,8 @@ class Guards(SizeGuards):
             guarded = self._sized_method(obj, name)
             if guarded is not None:
                 return guarded
-        elif name == "to_bytes" and type(obj) is int:
-            return self._int_to_bytes(obj)
+        elif name == "to_bytes" and isinstance(obj, int):
+            return self._int_to_bytes(int.__index__(obj))  # the value itself, even of a subclass
         value = getattr(obj, name, *default)
         if type(value) in _MUTABLE and not self.is_own(obj) and _is_class_attribute(obj, name, value):
             return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change

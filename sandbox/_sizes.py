@@ -152,8 +152,10 @@ class SizeGuards:
         kind = type(a)
         if kind is int or kind is float:
             return a % b
-        if kind is str or kind is bytes:
-            self._check_percent(a.decode("latin-1") if isinstance(a, bytes) else str(a), b)
+        if isinstance(a, str):
+            self._check_percent(str.__getitem__(a, slice(None)), b)  # the text itself, even of a subclass
+        elif isinstance(a, bytes | bytearray):
+            self._check_percent(bytes(a).decode("latin-1"), b)
         return a % b
 
     def _check_percent(self, template: str, args: Any) -> None:
@@ -169,8 +171,8 @@ class SizeGuards:
     def inplace(self, op: str, x: Any, y: Any) -> Any:
         """`x op= y` with the same size guards as the plain operators."""
         if op == "*=":
-            self._check_mul(x, y)
-        elif op == "+=" and isinstance(x, SEQUENCES) and isinstance(y, SEQUENCES):
+            return self.imul(x, y)
+        if op == "+=" and isinstance(x, SEQUENCES) and isinstance(y, SEQUENCES):
             self.check_length(len(x) + len(y), "a sequence of length")
         elif op == "**=":
             return self.pow(x, y)
@@ -210,6 +212,7 @@ class SizeGuards:
 
     def _int_to_bytes(self, value: int) -> Callable[..., bytes]:
         def to_bytes(length: int = 1, byteorder: Any = "big", *, signed: bool = False) -> bytes:
+            length = operator.index(length)  # once, as a plain int: the code's `__index__` or `>` may lie
             if length > self.max_size:
                 self._too_big("bytes of length", length)
             return value.to_bytes(length, byteorder, signed=signed)
@@ -267,6 +270,7 @@ def _format_map(guards: SizeGuards, template: str, mapping: Any) -> str:
 
 def _padded(name: str) -> Callable[..., Any]:
     def method(guards: SizeGuards, obj: Any, width: int, *args: Any) -> Any:
+        width = operator.index(width)  # once, as a plain int: the code's `__index__` or `>` may lie
         guards.check_length(width, "a string of length")
         return getattr(obj, name)(width, *args)
 
@@ -279,6 +283,7 @@ def _expandtabs(guards: SizeGuards, obj: Any, tabsize: int = 8) -> Any:
 
 
 def _replace(guards: SizeGuards, obj: Any, old: Any, new: Any, count: int = -1) -> Any:
+    old, new = _plain(old), _plain(new)  # a subclass's `len` may lie; the base type's may not
     hits = obj.count(old) if old else len(obj) + 1
     if count >= 0:
         hits = min(hits, count)
@@ -287,13 +292,22 @@ def _replace(guards: SizeGuards, obj: Any, old: Any, new: Any, count: int = -1) 
 
 
 def _join(guards: SizeGuards, obj: Any, iterable: Any) -> Any:
-    items = list(iterable)
+    items = [_plain(item) for item in iterable]
     guards.check_length(
         sum(len(item) for item in items if isinstance(item, (str, bytes, bytearray)))
         + len(obj) * max(len(items) - 1, 0),
         "a string of length",
     )
     return obj.join(items)
+
+
+def _plain(value: Any) -> Any:
+    """A str or bytes subclass's value as the plain base type (other values unchanged)."""
+    if isinstance(value, str) and type(value) is not str:
+        return str.__getitem__(value, slice(None))
+    if isinstance(value, bytes | bytearray) and type(value) not in (bytes, bytearray):
+        return bytes(value)
+    return value
 
 
 SIZED_METHODS: dict[str, Callable[..., Any]] = {
