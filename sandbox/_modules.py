@@ -87,7 +87,6 @@ _STATIC: dict[str, dict[str, Any]] = {
     ),
     "datetime": _pick(datetime, "date datetime time timedelta timezone tzinfo MINYEAR MAXYEAR UTC"),
     "collections.abc": _public(collections.abc),
-    "itertools": _public(itertools),
     "statistics": _public(
         statistics,
         exclude="Decimal Fraction bisect_left bisect_right groupby namedtuple repeat "
@@ -98,7 +97,6 @@ _STATIC: dict[str, dict[str, Any]] = {
         "ascii_letters ascii_lowercase ascii_uppercase digits hexdigits octdigits punctuation "
         "printable whitespace Template capwords",
     ),
-    "textwrap": _pick(textwrap, "wrap fill shorten dedent indent TextWrapper"),
     "decimal": _public(decimal, exclude="setcontext DefaultContext BasicContext ExtendedContext"),  # shared contexts
     "fractions": _pick(fractions, "Fraction"),
     "base64": _pick(
@@ -254,6 +252,30 @@ def _enum(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
     return {**_ENUMS, **_pick(enum, "auto unique")}
 
 
+def _plain_str(value: Any) -> Any:
+    return str.__getitem__(value, slice(None)) if isinstance(value, str) else value
+
+
+def _itertools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    def repeat(item: Any, times: Any = None) -> Any:
+        if times is None:
+            return itertools.repeat(item)
+        times = operator.index(times)
+        guards.check_length(times, "a repetition of length")
+        return itertools.repeat(item, times)
+
+    return {**_public(itertools), "repeat": repeat}
+
+
+def _textwrap(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    def indent(text: str, prefix: str, predicate: Any = None) -> str:
+        text, prefix = _plain_str(text), _plain_str(prefix)  # a subclass's `len` may lie
+        guards.check_length(len(text) + (text.count("\n") + 1) * len(prefix), "a string of length")
+        return textwrap.indent(text, prefix, predicate)
+
+    return {**_pick(textwrap, "wrap fill shorten dedent TextWrapper"), "indent": indent}
+
+
 def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
     # Not UserString: its methods call the real `str.format` on its data.
     members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList")
@@ -309,6 +331,8 @@ _BUILDERS: dict[str, _Builder] = {
     "functools": _functools,
     "dataclasses": _dataclasses,
     "copy": _copy,
+    "itertools": _itertools,
+    "textwrap": _textwrap,
     "enum": _enum,
     "math": _math,
     "random": _random,
