@@ -21,7 +21,7 @@ from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack
 
 from sandbox._compile import FILENAME, MAIN
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES
-from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards
+from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -196,7 +196,7 @@ class Guards(SizeGuards):
     def _sized_method(self, obj: object, name: str) -> Callable[..., Any] | None:
         """The size-checked `format`/`join`/`ljust`/... of a str or bytes, a subclass's, or unbound; else None."""
         if isinstance(obj, str):
-            return self._str_method(str.__getitem__(obj, slice(None)), name)  # a plain str, even of a subclass
+            return self._str_method(plain(obj), name)  # a plain str, even of a subclass
         if isinstance(obj, _BYTES):
             return self._str_method(obj if type(obj) in _BYTES else bytes(obj), name) if name in SIZED_METHODS else None
         if isinstance(obj, type):  # unbound, `str.format(template, ...)`, of a subclass too

@@ -43,6 +43,7 @@ from types import ModuleType
 from typing import Any
 
 from sandbox._guards import ForbiddenImportError, Guards, forbid
+from sandbox._sizes import plain
 
 
 class Module:
@@ -252,10 +253,6 @@ def _enum(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
     return {**_ENUMS, **_pick(enum, "auto unique")}
 
 
-def _plain_str(value: Any) -> Any:
-    return str.__getitem__(value, slice(None)) if isinstance(value, str) else value
-
-
 def _itertools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     def repeat(item: Any, times: Any = None) -> Any:
         if times is None:
@@ -269,7 +266,7 @@ def _itertools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 def _textwrap(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     def indent(text: str, prefix: str, predicate: Any = None) -> str:
-        text, prefix = _plain_str(text), _plain_str(prefix)  # a subclass's `len` may lie
+        text, prefix = plain(text), plain(prefix)  # a subclass's `len` may lie
         guards.check_length(len(text) + (text.count("\n") + 1) * len(prefix), "a string of length")
         return textwrap.indent(text, prefix, predicate)
 

@@ -153,7 +153,7 @@ class SizeGuards:
         if kind is int or kind is float:
             return a % b
         if isinstance(a, str):
-            self._check_percent(str.__getitem__(a, slice(None)), b)  # the text itself, even of a subclass
+            self._check_percent(plain(a), b)  # the text itself, even of a subclass
         elif isinstance(a, bytes | bytearray):
             self._check_percent(bytes(a).decode("latin-1"), b)
         return a % b
@@ -283,7 +283,7 @@ def _expandtabs(guards: SizeGuards, obj: Any, tabsize: int = 8) -> Any:
 
 
 def _replace(guards: SizeGuards, obj: Any, old: Any, new: Any, count: int = -1) -> Any:
-    old, new = _plain(old), _plain(new)  # a subclass's `len` may lie; the base type's may not
+    old, new = plain(old), plain(new)  # a subclass's `len` may lie; the base type's may not
     hits = obj.count(old) if old else len(obj) + 1
     if count >= 0:
         hits = min(hits, count)
@@ -292,7 +292,7 @@ def _replace(guards: SizeGuards, obj: Any, old: Any, new: Any, count: int = -1) 
 
 
 def _join(guards: SizeGuards, obj: Any, iterable: Any) -> Any:
-    items = [_plain(item) for item in iterable]
+    items = [plain(item) for item in iterable]
     guards.check_length(
         sum(len(item) for item in items if isinstance(item, (str, bytes, bytearray)))
         + len(obj) * max(len(items) - 1, 0),
@@ -301,7 +301,7 @@ def _join(guards: SizeGuards, obj: Any, iterable: Any) -> Any:
     return obj.join(items)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """A str or bytes subclass's value as the plain base type (other values unchanged)."""
     if isinstance(value, str) and type(value) is not str:
         return str.__getitem__(value, slice(None))
