@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._persistence import carry_over
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
@@ -32,6 +33,7 @@ from sandbox import Limits, RunResult, Sandbox
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from codemode._json import JsonValue
     from codemode.catalog import Catalog, CatalogChange
     from codemode.search import Ranker
     from codemode.tools import Tool
@@ -54,6 +56,8 @@ class ExecuteResult:
     """The tool calls the code made, in order."""
     announced: Announcement = field(default_factory=Announcement)
     """What the announcement holds, as data."""
+    code: str = ""
+    """The code that ran."""
 
     @property
     def ok(self) -> bool:
@@ -75,6 +79,9 @@ class CodeMode:
         isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only).
         hide_errors: Show the model only the exception type of a failing tool, not its message.
         max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
+        persist_variables: Keep the top-level variables a run leaves that convert to JSON for the next run of
+            the same conversation. They live in the state (`DiscoveryState.variables`, JSON), never in a worker,
+            within `Limits.variables` bytes; the names not kept are listed in the result.
     """
 
     def __init__(
@@ -87,8 +94,11 @@ class CodeMode:
         isolation: Literal["process", "inline"] = "process",
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
+        persist_variables: bool = False,
     ) -> None:
         self.catalog = catalog
+        self.persist_variables = persist_variables
+        """Whether runs of one conversation keep their variables."""
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation)
         self.limits = self.sandbox.limits
@@ -119,7 +129,9 @@ class CodeMode:
         self._unsubscribe = catalog.subscribe(self._on_change)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(
-            limits=self.limits, loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred]
+            limits=self.limits,
+            loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred],
+            persist_variables=persist_variables,
         )
         """The `code` tool: the same bytes for the life of this object."""
 
@@ -155,18 +167,30 @@ class CodeMode:
             hide_errors=self._hide_errors,
             max_result=self._max_tool_result,
         )
-        run = await self.sandbox.run(code, functions={"tools": runtime.namespace()}, error_names=(ERROR_NAME,))
+        run = await self.sandbox.run(
+            code,
+            functions={"tools": runtime.namespace()},
+            error_names=(ERROR_NAME,),
+            variables=self._variables(state),
+        )
+        notes = carry_over(state, run, persist=self.persist_variables)
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
         announced.apply(state)
         return ExecuteResult(
-            text=render_text(run),
+            code=code,
+            text="\n".join([render_text(run), *notes]),
             announcement=announced.text() if announced else None,
             run=run,
             calls=tuple(runtime.calls),
             announced=announced,
         )
+
+    def _variables(self, state: DiscoveryState) -> dict[str, JsonValue] | None:
+        if not self.persist_variables:
+            return None
+        return {name: value for name, value in state.variables.items() if name not in ("tools", ERROR_NAME)}
 
     async def _search(self, query: str, k: int) -> list[Tool]:
         if self._index is not None:

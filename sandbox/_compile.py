@@ -43,6 +43,8 @@ class Compiled:
     """The module code object."""
     lines: tuple[str, ...]
     """The model's source lines, for tracebacks."""
+    assigned: tuple[str, ...] = ()
+    """The names the code binds at top level, sorted."""
 
 
 _cache: OrderedDict[str, Compiled | RunError] = OrderedDict()
@@ -85,7 +87,8 @@ def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compile
     if _depth(module) > MAX_DEPTH:
         return RunError(kind="syntax", message=f"the code is nested more than {MAX_DEPTH} levels deep; flatten it")
     _return_final_expression(module)
-    _globals_to_nonlocals(module, extra=variables or ())
+    assigned = _top_level_names(module)
+    _globals_to_nonlocals(module, assigned | set(variables or ()))
     policy = SandboxPolicy()
     module = policy.visit(module)
     if policy.errors:
@@ -106,7 +109,7 @@ def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compile
         return _syntax_error(error)
     except (RecursionError, MemoryError) as error:
         return RunError(kind="syntax", message=f"the code cannot be compiled ({type(error).__name__}); simplify it")
-    return Compiled(code=code, lines=tuple(source.splitlines()))
+    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)))
 
 
 def _keeping(body: list[ast.stmt], variables: tuple[str, ...]) -> list[ast.stmt]:
@@ -164,8 +167,7 @@ def _top_level_names(module: ast.Module) -> set[str]:
     return names
 
 
-def _globals_to_nonlocals(module: ast.Module, *, extra: Iterable[str] = ()) -> None:
-    top = _top_level_names(module) | set(extra)
+def _globals_to_nonlocals(module: ast.Module, top: set[str]) -> None:
     declared_global = {name for node in module.body if isinstance(node, ast.Global) for name in node.names}
     local = top - declared_global
     for node in ast.walk(module):

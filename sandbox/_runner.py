@@ -94,6 +94,7 @@ async def run_code(
         calls=calls.count,
         duration=time.monotonic() - started,
         names=tuple(calls.names),
+        assigned=compiled.assigned,
         variables=kept,
         dropped_variables=dropped,
     )

@@ -45,9 +45,10 @@ class Keeper:
         self.left = dict(names)
 
     def collect(self, *, budget: int, skip: Iterable[str]) -> tuple[dict[str, JsonValue] | None, dict[str, str]]:
-        """The JSON values the run left, in definition order, and why each other name was dropped.
+        """The JSON values the run left, by name, and why each other name was dropped.
 
-        None when the body never reached its end (the worker was stopped in a C-level operation, say).
+        The budget is spent in name order, so the same run keeps the same variables. None when the body never
+        reached its end (the worker was stopped in a C-level operation, say).
         """
         if self.left is None:
             return None, {}
@@ -55,7 +56,7 @@ class Keeper:
         kept: dict[str, JsonValue] = {}
         dropped: dict[str, str] = {}
         left = budget
-        for name, value in self.left.items():
+        for name, value in sorted(self.left.items()):
             if name in excluded or not valid_name(name):
                 continue
             converted, reason = _convert(name, value, left)
@@ -72,7 +73,7 @@ def _convert(name: str, value: object, budget: int) -> tuple[JsonValue, str | No
     if kind is not None:
         return None, kind
     if _nodes_over(value, budget):  # before converting: a list holding itself many times would take for ever
-        return None, f"too large (over the {budget:,} bytes of JSON left for variables)"
+        return None, f"too large: over the {budget:,} bytes of JSON left for variables"
     try:
         converted = check_json(value)
     except NotJsonError as error:
@@ -82,7 +83,7 @@ def _convert(name: str, value: object, budget: int) -> tuple[JsonValue, str | No
         return None, "nested too deeply"
     size = _size(converted)
     if size > budget:
-        return None, f"too large ({size:,} bytes of JSON; {budget:,} were left for variables)"
+        return None, f"too large: {size:,} bytes of JSON, over the {budget:,} left for variables"
     return converted, None
 
 

@@ -65,14 +65,14 @@ async def test_code_and_objects_are_dropped_each_with_its_reason(sb: Sandbox) ->
 
 @both
 async def test_variables_over_the_size_budget_are_dropped_and_the_rest_kept(sb: Sandbox) -> None:
-    """`Limits.variables` bounds the JSON kept; a value that does not fit is dropped with its size, in order."""
+    """`Limits.variables` bounds the JSON kept; a value that does not fit is dropped with its size, in name order."""
     limits = Limits(timeout=10.0, variables=1_000)
     code = "small = 'a' * 100\nbig = 'b' * 5_000\nlast = 'c' * 100\nloop = []\nloop.extend([loop] * 50)"
     result = await sb.run(code, variables={}, limits=limits)
     assert result.variables == {"small": "a" * 100, "last": "c" * 100}
     assert result.dropped_variables == {
-        "big": "too large (5,002 bytes of JSON; 898 were left for variables)",
-        "loop": "too large (over the 796 bytes of JSON left for variables)",
+        "big": "too large: 5,002 bytes of JSON, over the 1,000 left for variables",
+        "loop": "too large: over the 898 bytes of JSON left for variables",
     }
 
 
