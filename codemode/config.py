@@ -56,53 +56,51 @@ _VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True, kw_only=True)
-class PythonSource:
+class _SourceTable:
+    """What every source has: its place in the config."""
+
+    table: str
+    """Where the source is in the config, for messages: `tools[0]`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LocalSource(_SourceTable):
+    """What the sources of local definitions have: a name prefix and hand-made aliases."""
+
+    prefix: str = ""
+    """Prepended to each tool name."""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PythonSource(_LocalSource):
     """A Python file that defines `catalog`."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     path: Path
     """The file, resolved against the config's folder."""
-    prefix: str = ""
-    """Prepended to each tool name."""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModuleSource:
+class ModuleSource(_LocalSource):
     """An importable module that defines `catalog`."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     module: str
     """The dotted module name."""
-    prefix: str = ""
-    """Prepended to each tool name."""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class JsonlSource:
+class JsonlSource(_LocalSource):
     """A JSONL file of tool definitions without handlers."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     path: Path
     """The file, resolved against the config's folder."""
-    prefix: str = ""
-    """Prepended to each tool name."""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class McpStdioSource:
+class McpStdioSource(_SourceTable):
     """An MCP server started as a subprocess and spoken to over stdio."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     command: tuple[str, ...]
     """The program and its arguments."""
     name: str | None = None
@@ -114,11 +112,9 @@ class McpStdioSource:
 
 
 @dataclass(frozen=True, kw_only=True)
-class McpHttpSource:
+class McpHttpSource(_SourceTable):
     """An MCP server reached over streamable HTTP."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     url: str
     """The server's endpoint."""
     name: str | None = None
