@@ -124,11 +124,9 @@ class McpHttpSource(_SourceTable):
 
 
 @dataclass(frozen=True, kw_only=True)
-class OpenApiSource:
+class OpenApiSource(_SourceTable):
     """An HTTP API described by OpenAPI; each operation a tool (see `codemode.openapi`)."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     spec: str
     """The description: a URL, or a file path resolved against the config's folder."""
     base_url: str | None = None

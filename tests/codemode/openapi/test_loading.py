@@ -125,7 +125,9 @@ async def test_a_bad_operation_is_reported_and_left_out_while_the_others_load() 
     assert failures == snapshot(
         {
             "broken/dangling": "the reference openapi.json#/components/parameters/Missing leads nowhere",
-            "broken/upload": "its request body is ['application/octet-stream']; only JSON, form and text bodies are sent",
+            "broken/upload": (
+                "its request body is ['application/octet-stream']; only JSON, form and text bodies are sent"
+            ),
         }
     )
 
