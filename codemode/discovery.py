@@ -39,14 +39,17 @@ def stub_hash(stub: str) -> str:
 
 @dataclass
 class DiscoveryState:
-    """One conversation's state: the tools announced to it, and the variables its runs keep.
+    """What one conversation carries between `code` runs: tools announced, a pending approval, kept variables.
 
-    Plain data: `to_json` / `from_json` round-trip it, and `from_history` rebuilds the announced tools from a
-    stored conversation (variables live only here, so carry the state itself to keep them).
+    Plain data: `to_json` / `from_json` round-trip it, and `from_history` rebuilds the announced tools from
+    announcements (variables live only here, so carry the state itself to keep them). Optional parts appear in
+    `to_json` only when set, each under its own key.
     """
 
     announced: dict[str, str] = field(default_factory=dict)
     """Original tool name -> `stub_hash` of the announced stub."""
+    approval: dict[str, JsonValue] | None = None
+    """The signed record of a run stopped at a call that needs approval (see `codemode.policy`), or None."""
     variables: dict[str, JsonValue] = field(default_factory=dict)
     """Top-level variables kept for the next run (`CodeMode(persist_variables=True)`), as JSON values."""
     assigned: list[str] = field(default_factory=list, compare=False)
@@ -54,8 +57,10 @@ class DiscoveryState:
     hint, not what the model was shown, so two states that differ only here are equal."""
 
     def to_json(self) -> dict[str, JsonValue]:
-        """This state as JSON data (`variables` and `assigned` only when not empty)."""
+        """This state as JSON data."""
         data: dict[str, JsonValue] = {"announced": dict(sorted(self.announced.items()))}
+        if self.approval is not None:
+            data["approval"] = self.approval
         if self.variables:
             data["variables"] = dict(self.variables)
         if self.assigned:
@@ -64,10 +69,16 @@ class DiscoveryState:
 
     @classmethod
     def from_json(cls, data: Mapping[str, JsonValue]) -> DiscoveryState:
-        """A state from `to_json` output; `TypeError` or `ValueError` for data it cannot have written."""
+        """A state from `to_json` output; `TypeError` or `ValueError` for data it cannot have written.
+
+        Its approval record is checked when a run resumes from it.
+        """
         announced = data.get("announced") or {}
         if not isinstance(announced, dict):
             raise TypeError("`announced` must be an object of tool name -> hash")
+        approval = data.get("approval")
+        if approval is not None and not isinstance(approval, dict):
+            raise TypeError("`approval` must be an object (a signed approval record) or absent")
         variables = data.get("variables") or {}
         if not isinstance(variables, dict) or not all(_is_variable_name(name) for name in variables):
             raise ValueError("`variables` must be an object whose keys are identifiers not starting with `_`")
@@ -76,6 +87,7 @@ class DiscoveryState:
             raise TypeError("`assigned` must be a list of names")
         return cls(
             announced={str(name): str(digest) for name, digest in announced.items()},
+            approval=approval,
             variables=dict(variables),
             assigned=[str(name) for name in assigned],
         )

@@ -19,6 +19,7 @@ import anyio
 import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
 
 from codemode._results import to_json
+from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, Namespace
 
@@ -239,17 +240,6 @@ class ToolRuntime:
                 "byte limit; ask for less (filters, pagination, fewer fields)"
             )
         return data
-
-
-def merge_rankings(rankings: list[list[Tool]], *, constant: int = 60) -> list[Tool]:
-    """Tools of several rankings by summed reciprocal rank `1 / (constant + rank)`; ties keep first-seen order."""
-    scores: dict[str, float] = {}
-    tools: dict[str, Tool] = {}
-    for ranking in rankings:
-        for rank, tool in enumerate(ranking, start=1):
-            tools.setdefault(tool.name, tool)
-            scores[tool.name] = scores.get(tool.name, 0.0) + 1.0 / (constant + rank)
-    return [tools[name] for name in sorted(scores, key=lambda name: -scores[name])]
 
 
 def _accepts_null(schema: object) -> bool:
