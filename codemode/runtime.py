@@ -22,6 +22,7 @@ from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, re
 from codemode._naming import close_matches
 from codemode._results import to_json
 from codemode.errors import ToolError
+from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, Namespace
 
@@ -268,17 +269,6 @@ class ToolRuntime:
                 "byte limit; ask for less (filters, pagination, fewer fields)"
             )
         return data
-
-
-def merge_rankings(rankings: list[list[Tool]], *, constant: int = 60) -> list[Tool]:
-    """Tools of several rankings by summed reciprocal rank `1 / (constant + rank)`; ties keep first-seen order."""
-    scores: dict[str, float] = {}
-    tools: dict[str, Tool] = {}
-    for ranking in rankings:
-        for rank, tool in enumerate(ranking, start=1):
-            tools.setdefault(tool.name, tool)
-            scores[tool.name] = scores.get(tool.name, 0.0) + 1.0 / (constant + rank)
-    return [tools[name] for name in sorted(scores, key=lambda name: -scores[name])]
 
 
 def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:

@@ -46,7 +46,7 @@ def search_unavailable(args: argparse.Namespace) -> bool:
     if args.search != "hybrid":
         return False
     try:
-        import codemode.hybrid  # noqa: F401  # the optional `semantic` extra
+        import codemode.search.hybrid  # noqa: F401  # the optional `semantic` extra
     except ImportError as error:
         print(f"codemode: {error}", file=sys.stderr)
         return True
