@@ -144,8 +144,9 @@ def _needs_connections(config: Config) -> bool:
 
 
 def report_failures(sources: ConfigSources) -> None:
-    """Print the MCP servers (or tools) and the OpenAPI descriptions (or operations) left out, and why."""
+    """Print the servers, descriptions, tools and operations left out (and tools kept with relaxed checks), and why."""
     for server, reason in sources.mcp.failures.items() if sources.mcp else ():
-        print(f"codemode: MCP server {server!r} left out: {reason}", file=sys.stderr)
+        verb = "" if reason.startswith("kept") else "left out: "
+        print(f"codemode: MCP server {server!r} {verb}{reason}", file=sys.stderr)
     for api, reason in sources.openapi.failures.items() if sources.openapi else ():
         print(f"codemode: OpenAPI {api!r} left out: {reason}", file=sys.stderr)
