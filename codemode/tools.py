@@ -32,8 +32,8 @@ class Tool:
 
     name: str
     """The original name, used by the host (and MCP) to call the tool."""
-    alias: str
-    """A Python identifier the model uses: `tools.<alias>(...)`."""
+    alias: str = ""
+    """A Python identifier the model uses: `tools.<alias>(...)`; by default the name's portable alias."""
     description: str
     """What the tool does, for the model."""
     parameters: JsonObject
@@ -44,6 +44,10 @@ class Tool:
     """The callable that runs the tool; `None` for definitions loaded without one."""
     deferred: bool = True
     """Deferred tools are found through search; others are described in the `code` tool itself."""
+
+    def __post_init__(self) -> None:
+        if not self.alias:
+            object.__setattr__(self, "alias", portable_alias(self.name))  # frozen: set once, while being made
 
 
 def tool_from_function(
@@ -91,7 +95,6 @@ def tool_from_function(
         summary = f"{summary}\n\nReturns: {doc.returns}".strip()
     return Tool(
         name=tool_name,
-        alias=portable_alias(tool_name),
         description=summary,
         parameters=parameters,
         returns=returns,
