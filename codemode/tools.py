@@ -50,6 +50,10 @@ class Tool:
     arguments: Arguments | None = field(default=None, compare=False, repr=False)
     """For a Python function's tool: converts validated JSON arguments to the handler's annotated types."""
 
+    def __post_init__(self) -> None:
+        if not self.alias:
+            object.__setattr__(self, "alias", portable_alias(self.name))  # frozen: set once, while being made
+
 
 class Arguments:
     """The one owner of a Python tool's arguments: their JSON Schema, and their conversion to the handler's types.
@@ -85,10 +89,6 @@ class Arguments:
             pydantic.ValidationError: A value does not convert (`loc` names the parameter and the path in it).
         """
         return self._adapter.validate_python(ArgsKwargs((), dict(arguments)))
-
-    def __post_init__(self) -> None:
-        if not self.alias:
-            object.__setattr__(self, "alias", portable_alias(self.name))  # frozen: set once, while being made
 
 
 def tool_from_function(
