@@ -18,7 +18,6 @@ from urllib.parse import urljoin, urlsplit
 
 import anyio
 
-from codemode._naming import portable_alias
 from codemode.errors import CatalogError
 from codemode.openapi._documents import DocumentError, Documents, is_url, parse_document, read_location
 from codemode.openapi._http import HttpApi
@@ -262,7 +261,6 @@ def _tool(http: HttpApi, operation: Operation, prefix: str) -> Tool:
     parameters: JsonObject = operation.parameters
     return Tool(
         name=name,
-        alias=portable_alias(name),
         description=operation.description,
         parameters=parameters,
         returns=operation.returns,
