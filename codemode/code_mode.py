@@ -18,10 +18,10 @@ Example:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
@@ -33,9 +33,6 @@ if TYPE_CHECKING:
 
     from codemode.catalog import Catalog
     from codemode.search import SearchOption
-
-MAX_VALUE_TEXT = 20_000
-"""Characters of the returned value shown to the model before it is cut with a marker."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,9 +46,11 @@ class ExecuteResult:
     run: RunResult
     """The sandbox's own result."""
     calls: tuple[ToolCall, ...] = ()
-    """The tool calls the code made, in order."""
+    """The tool calls the code made: completed ones in the order they ended, then any still in flight."""
     announced: Announcement = field(default_factory=Announcement)
     """What the announcement holds, as data."""
+    value_truncated: bool = False
+    """Whether `text` shows the returned value cut at the display limit (`run.value` is whole)."""
 
     @property
     def ok(self) -> bool:
@@ -155,27 +154,13 @@ class CodeMode:
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
         announced.apply(state)
+        calls = runtime.record()
+        text, value_truncated = render_text(run, calls)
         return ExecuteResult(
-            text=render_text(run),
+            text=text,
             announcement=announced.text() if announced else None,
             run=run,
-            calls=tuple(runtime.calls),
+            calls=calls,
             announced=announced,
+            value_truncated=value_truncated,
         )
-
-
-def render_text(run: RunResult, *, max_value: int = MAX_VALUE_TEXT) -> str:
-    """The tool result the model reads: output, then the returned value, then the error."""
-    parts = []
-    if run.stdout:
-        parts.append(run.stdout.rstrip("\n"))
-    if run.value is not None:
-        value = json.dumps(run.value, ensure_ascii=False, indent=1)
-        if len(value) > max_value:
-            value = f"{value[:max_value]}\n[... {len(value) - max_value:,} more characters cut; return less]"
-        parts.append(f"Returned: {value}")
-    if run.error is not None:
-        parts.append(run.error.traceback or f"Error: {run.error.message}")
-        if run.error.traceback and run.error.kind != "runtime":
-            parts.append(f"({run.error.kind})")
-    return "\n".join(parts) if parts else "(no output: `print` what you need to see, or `return` a value)"

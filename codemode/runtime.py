@@ -56,6 +56,8 @@ class ToolCall:
     """Whether it returned a result."""
     error: str | None = None
     """The message the model saw, when it failed."""
+    in_flight: bool = False
+    """Still running when the run stopped (a timeout, a crash, a cancellation): it may have taken effect."""
 
 
 class StubCache:
@@ -122,6 +124,18 @@ class ToolRuntime:
         self.max_result = max_result
         self.discovered: dict[str, None] = {}
         self.calls: list[ToolCall] = []
+        """Completed calls, in the order they ended."""
+        self._running: dict[int, tuple[str, dict[str, JsonValue], float]] = {}
+        self._started = 0
+
+    def record(self) -> tuple[ToolCall, ...]:
+        """Every call: the completed ones in the order they ended, then those still in flight, as they started."""
+        now = time.monotonic()
+        in_flight = [
+            ToolCall(name=name, arguments=arguments, duration=now - started, ok=False, in_flight=True)
+            for name, arguments, started in self._running.values()
+        ]
+        return (*self.calls, *in_flight)
 
     def namespace(self) -> Namespace:
         """The sandbox namespace the model's code sees as `tools`."""
@@ -181,15 +195,20 @@ class ToolRuntime:
         """Validate the arguments, run the handler, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
         started = time.monotonic()
+        key = self._started = self._started + 1
+        self._running[key] = (tool.name, kwargs, started)
         try:
             result = await self._call(tool, args, kwargs)
         except FunctionError as error:
+            del self._running[key]
             self.calls.append(
                 ToolCall(
                     name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=False, error=error.message
                 )
             )
             raise
+        # a cancelled call stays in `_running`: it was in flight when the run stopped, and may have happened
+        del self._running[key]
         self.calls.append(ToolCall(name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=True))
         return result
 
