@@ -21,7 +21,6 @@ from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRu
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._sizes import SizeLimitError
-from sandbox._types import CURRENT_GUARDS
 from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
 
@@ -62,7 +61,6 @@ async def run_code(
     facade = AsyncioFacade()
     value: Any = None
     error: RunError | None = None
-    context_token = CURRENT_GUARDS.set(guards)  # copied into the run's task with the rest of the context
     try:
         namespace = _globals(guards, output, calls, facade, functions, error_names)
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
@@ -75,7 +73,6 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = describe_exception(exc, compiled)
     finally:
-        CURRENT_GUARDS.reset(context_token)
         guards.finish()
         guards.close_unawaited()
         await facade.cancel_all()
