@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from anyio.abc import Process
 
     from sandbox._dispatch import Dispatcher
+    from sandbox._jsonvalue import JsonValue
     from sandbox.limits import Limits
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -98,7 +99,13 @@ class WorkerProcess:
             await self.writer.send(frame)
 
     async def run(
-        self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]
+        self,
+        code: str,
+        *,
+        limits: Limits,
+        dispatcher: Dispatcher,
+        error_names: tuple[str, ...],
+        variables: dict[str, JsonValue] | None = None,
     ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
 
@@ -115,6 +122,7 @@ class WorkerProcess:
                     "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
+                    "variables": variables,
                 }
             )
         except FrameTooLargeError as error:
