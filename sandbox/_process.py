@@ -23,6 +23,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from sandbox._hostcall import Call, HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
+from sandbox.limits import timeout_message
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -155,8 +156,7 @@ class WorkerProcess:
             return RunResult(
                 error=RunError(
                     kind="timeout",
-                    message=f"the code ran past its {limits.timeout:g} s limit and was stopped (a slow regular "
-                    "expression or one huge operation?); do less per run",
+                    message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
                 )
             )
         self.healthy = not self._reply_failed
