@@ -25,6 +25,7 @@ Spans and attributes:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -61,8 +62,9 @@ class Tracing:
     record_code: bool = True
     """Record the model's code on the `execute` span."""
 
+    @functools.cached_property
     def tracer(self) -> trace.Tracer:
-        """The tracer spans are made with."""
+        """The tracer spans are made with (made once; with the global provider it follows later changes)."""
         return trace.get_tracer(INSTRUMENTATION, tracer_provider=self.tracer_provider)
 
 
@@ -71,7 +73,7 @@ class RunTrace:
 
     def __init__(self, tracing: Tracing, code: str) -> None:
         self.tracing = tracing
-        self.tracer = tracing.tracer()
+        self.tracer = tracing.tracer
         attributes = {"codemode.code": _cut(code)} if tracing.record_code else {}
         self.span = self.tracer.start_span("codemode execute", attributes=attributes)  # parent: the caller's span
         self.context = trace.set_span_in_context(self.span)
