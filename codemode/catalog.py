@@ -128,7 +128,6 @@ class Catalog:
         """Register a raw definition: a JSON Schema for the arguments and, optionally, a handler."""
         tool = Tool(
             name=name,
-            alias=portable_alias(name),
             description=description,
             parameters=parameters,
             returns=returns,
@@ -365,7 +364,6 @@ def _tool_from_json_line(line: str) -> Tool:
         raise CatalogError(f'"deferred" must be true or false, got {deferred!r:.80}.')
     return Tool(
         name=name,
-        alias=portable_alias(name),
         description=data.get("description", ""),
         parameters=data.get("parameters", {"type": "object", "properties": {}}),
         returns=data.get("returns"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 # The loopback server; tests/codemode/openapi is on sys.path, as pytest prepends a test module's folder.
-from petstore_server import Petstore
+from openapi_servers import Petstore
 
 from codemode.cli import main
 
@@ -93,3 +94,12 @@ async def test_serve_answers_a_code_call_that_calls_the_api(tmp_path: Path, stor
     assert texts[0] == 'Returned: {\n "id": 4,\n "name": "Kiwi"\n}'
     assert all(TOKEN not in text for text in texts)
     assert store.pets[4] == {"id": 4, "name": "Kiwi"}
+
+
+def test_the_offline_example_serves_its_petstore_and_never_shows_the_token() -> None:
+    """`examples/openapi_petstore.py` runs offline: the calls succeed, the 404 is read, the token stays hidden."""
+    example = Path(__file__).resolve().parents[3] / "examples" / "openapi_petstore.py"
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert '"pet 42": "`GET /pets/{id}` failed with HTTP 404 Not Found: no pet with id 42"' in done.stdout
+    assert done.stdout.endswith("[answer; the token was never shown to the model]\n")

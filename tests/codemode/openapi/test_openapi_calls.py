@@ -12,7 +12,7 @@ import pytest
 from inline_snapshot import snapshot
 
 # The loopback server; tests/codemode/openapi is on sys.path, as pytest prepends a test module's folder.
-from petstore_server import Petstore
+from openapi_servers import Echo, Petstore
 
 from codemode import Catalog, CodeMode
 from codemode.openapi import OpenApi, OpenApiSources
@@ -111,9 +111,38 @@ async def test_429s_past_the_retries_are_a_tool_error_that_says_how_often_it_was
     code = "try:\n    await tools.findPets()\nexcept ToolError as error:\n    return str(error)"
     result = await run(petstore_spec(BEARER), store.url, code)
     assert result.run.value == snapshot(
-        "`GET /pets` failed with HTTP 429 Too Many Requests (tried 3 times; the API asks to retry after '0'): slow down"
+        "`GET /pets` failed with HTTP 429 Too Many Requests (sent 3 times; the API asks to retry after '0' s): "
+        "slow down"
     )
     assert len(store.requests) == 3
+
+
+async def test_a_503_asking_for_a_longer_wait_than_the_host_allows_fails_at_once(store: Petstore) -> None:
+    """`Retry-After: 3600` is over `max_retry_wait`: no wait, one request, and the model reads why."""
+    store.busy, store.busy_status, store.retry_after = 1, 503, "3600"
+    code = "try:\n    await tools.findPets()\nexcept ToolError as error:\n    return str(error)"
+    result = await run(petstore_spec(BEARER), store.url, code)
+    assert result.run.value == snapshot(
+        "`GET /pets` failed with HTTP 503 Service Unavailable (sent once; the API asks to retry after '3600' s, "
+        "more than the 30 s the host waits): slow down"
+    )
+    assert len(store.requests) == 1
+
+
+async def test_calls_in_flight_to_one_api_are_capped() -> None:
+    """Eight calls gathered at once reach the server at most `max_in_flight` (here 2) at a time, and all answer."""
+    spec: JsonObject = {
+        "openapi": "3.1.0",
+        "info": {"title": "Slow", "version": "1"},
+        "paths": {"/slow": {"get": {"operationId": "slow", "responses": {"200": {"description": "ok"}}}}},
+    }
+    code = "import asyncio\nanswers = await asyncio.gather(*[tools.slow() for _ in range(8)])\nreturn len(answers)"
+    catalog = Catalog()
+    with Echo() as echo:
+        api = OpenApi(spec=spec, base_url=echo.url, max_in_flight=2)
+        async with OpenApiSources(catalog, [api]), CodeMode(catalog, isolation="inline") as cm:
+            result = await cm.execute(code, cm.new_state())
+        assert (result.run.value, len(echo.requests), echo.most_at_once) == (8, 8, 2)
 
 
 async def test_the_bearer_token_is_checked_by_the_server_and_seen_nowhere_by_the_model(

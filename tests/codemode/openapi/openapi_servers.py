@@ -1,14 +1,16 @@
-"""A real HTTP server on 127.0.0.1 implementing the petstore-expanded API, with its credential checked on every request.
+"""Real HTTP servers on 127.0.0.1 for the OpenAPI tests, each in a thread of the test process (`ThreadingHTTPServer`).
 
-It runs in a thread of the test process (stdlib `ThreadingHTTPServer`), answers with JSON as the description says,
-records each request it got (method, path and query, headers) so a test can see what was sent, and can be told
-to answer the next calls of `findPets` with 429 (`Retry-After: 0`) before it answers them.
+`Petstore` implements the petstore-expanded API with its credential checked on every request, records each
+request it got (method, path and query, headers) so a test can see what was sent, and can be told to answer the
+next calls of `findPets` with 429 (`Retry-After: 0`) first. `Echo` answers every request with what it received,
+and serves a long text and a PNG at `/text` and `/image`.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import parse_qs, urlsplit
@@ -17,26 +19,14 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 
-class Petstore:
-    """The petstore on a free loopback port, for the duration of `with`.
+class _Server:
+    """A loopback server in a thread, for the duration of `with`; `answer` says what each request gets."""
 
-    Args:
-        token: The bearer token (or, with `key_in_query`, the `key` query parameter) every request must carry.
-        key_in_query: Check `?key=<token>` instead of `Authorization: Bearer <token>`.
-    """
-
-    def __init__(self, token: str, *, key_in_query: bool = False) -> None:
-        self.token = token
-        self.key_in_query = key_in_query
-        self.pets: dict[int, dict[str, Any]] = {1: {"id": 1, "name": "Rex", "tag": "dog"}}
-        self.pets[2] = {"id": 2, "name": "Tom", "tag": "cat"}
-        self.pets[3] = {"id": 3, "name": "Fido", "tag": "dog"}
+    def __init__(self) -> None:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
-        self.busy = 0
-        """How many of the next `GET /pets` get a 429 first."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -54,6 +44,65 @@ class Petstore:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], Any]:
+        """The status, extra headers and body (JSON data, or bytes sent as they are) of one request."""
+        raise NotImplementedError
+
+
+class Echo(_Server):
+    """Answers each request with its method, path, query, headers and body, as JSON.
+
+    `/slow` holds each request for a moment and counts how many it held at once, in `most_at_once`; a path in
+    `documents` gets that JSON document (an OpenAPI description served over HTTP).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at_once = 0
+        self.most_at_once = 0
+        self.documents: dict[str, Any] = {}
+
+    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], Any]:
+        """What was received; `/text` and `/image` give a long text and a PNG instead."""
+        self.requests.append((method, target, headers))
+        url = urlsplit(target)
+        if url.path in self.documents:
+            return 200, {}, self.documents[url.path]
+        if url.path.endswith("/slow"):
+            with self._lock:
+                self.at_once += 1
+                self.most_at_once = max(self.most_at_once, self.at_once)
+            time.sleep(0.05)  # long enough for the other calls to arrive, if the client let them
+            with self._lock:
+                self.at_once -= 1
+        if url.path.endswith("/text"):
+            return 200, {"Content-Type": "text/plain; charset=utf-8"}, ("line of text\n" * 5000).encode()
+        if url.path.endswith("/image"):
+            return 200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n" + bytes(1000)
+        received = {"method": method, "path": url.path, "query": parse_qs(url.query), "headers": headers}
+        return 200, {}, {**received, "body": body.decode("utf-8", errors="replace")}
+
+
+class Petstore(_Server):
+    """The petstore on a free loopback port, for the duration of `with`.
+
+    Args:
+        token: The bearer token (or, with `key_in_query`, the `key` query parameter) every request must carry.
+        key_in_query: Check `?key=<token>` instead of `Authorization: Bearer <token>`.
+    """
+
+    def __init__(self, token: str, *, key_in_query: bool = False) -> None:
+        super().__init__()
+        self.token = token
+        self.key_in_query = key_in_query
+        self.pets: dict[int, dict[str, Any]] = {1: {"id": 1, "name": "Rex", "tag": "dog"}}
+        self.pets[2] = {"id": 2, "name": "Tom", "tag": "cat"}
+        self.pets[3] = {"id": 3, "name": "Fido", "tag": "dog"}
+        self.busy = 0
+        """How many of the next `GET /pets` get `busy_status` first."""
+        self.busy_status = 429
+        self.retry_after = "0"
 
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], Any]:
         """The status, extra headers and JSON body of one request."""
@@ -81,7 +130,11 @@ class Petstore:
     def _find(self, query: dict[str, list[str]]) -> tuple[int, dict[str, str], Any]:
         if self.busy > 0:
             self.busy -= 1
-            return 429, {"Retry-After": "0"}, {"code": 429, "message": "slow down"}
+            return (
+                self.busy_status,
+                {"Retry-After": self.retry_after},
+                {"code": self.busy_status, "message": "slow down"},
+            )
         tags = query.get("tags", [])
         found = [pet for pet in self.pets.values() if not tags or pet.get("tag") in tags]
         if "limit" in query:
@@ -108,24 +161,24 @@ class Petstore:
         return 200, {}, self.pets[pet_id]
 
 
-def _handler(store: Petstore) -> type[BaseHTTPRequestHandler]:
+def _handler(store: _Server) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _serve(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
             headers = {key.lower(): value for key, value in self.headers.items()}
             status, extra, data = store.answer(self.command, self.path, headers, body)
-            payload = b"" if data is None else json.dumps(data).encode()
+            payload = data if isinstance(data, bytes) else b"" if data is None else json.dumps(data).encode()
             self.send_response(status)
             for key, value in extra.items():
                 self.send_header(key, value)
-            if payload:
+            if payload and "Content-Type" not in extra:
                 self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
 
-        do_GET = do_POST = do_DELETE = _serve
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
         def log_message(self, format: str, *args: object) -> None:
             """Quiet: the tests read `store.requests` instead."""
