@@ -137,9 +137,10 @@ class ToolRuntime:
 
     def namespace(self) -> Namespace:
         """The sandbox namespace the model's code sees as `tools`; `dir(tools)` shows the helpers (and tools)."""
-        return Namespace(self.resolve, names=self._names)
+        return Namespace(self.resolve, names=self.names)
 
-    def _names(self) -> list[str]:
+    def names(self) -> list[str]:
+        """What `dir(tools)` shows: the helpers, and each tool's alias in a catalog of at most `DIR_TOOLS`."""
         tools = [tool.alias for tool in self.catalog] if len(self.catalog) <= DIR_TOOLS else []
         return [*HELPERS, *tools]
 
