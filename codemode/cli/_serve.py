@@ -32,7 +32,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="keep no session state (http): discovery state travels in each request's `_meta`",
     )
-    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
     add_search_argument(parser)
     parser.set_defaults(run=run)
 
@@ -54,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         async with sources:
             report_failures(sources)
             async with CodeMode(sources.catalog, isolation=args.isolation, search=args.search) as cm:
+                print(f"codemode: sandbox {cm.sandbox.layers}", file=sys.stderr, flush=True)
                 if args.transport == "http":
                     await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
                 else:
