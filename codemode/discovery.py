@@ -34,25 +34,34 @@ def stub_hash(stub: str) -> str:
 
 @dataclass
 class DiscoveryState:
-    """The tools announced in one conversation: original tool name -> hash of the stub the model saw.
+    """What one conversation carries between `code` runs: the tools announced, and a pending approval.
 
-    Plain data: `to_json` / `from_json` round-trip it, and `from_history` rebuilds it from announcements.
+    Plain data: `to_json` / `from_json` round-trip it, and `from_history` rebuilds the announced tools from
+    announcements. Optional parts appear in `to_json` only when set, each under its own key.
     """
 
     announced: dict[str, str] = field(default_factory=dict)
     """Original tool name -> `stub_hash` of the announced stub."""
+    approval: dict[str, JsonValue] | None = None
+    """The signed record of a run stopped at a call that needs approval (see `codemode.policy`), or None."""
 
     def to_json(self) -> dict[str, JsonValue]:
         """This state as JSON data."""
-        return {"announced": dict(sorted(self.announced.items()))}
+        data: dict[str, JsonValue] = {"announced": dict(sorted(self.announced.items()))}
+        if self.approval is not None:
+            data["approval"] = self.approval
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, JsonValue]) -> DiscoveryState:
-        """A state from `to_json` output."""
+        """A state from `to_json` output (its approval record is checked when a run resumes from it)."""
         announced = data.get("announced") or {}
         if not isinstance(announced, dict):
             raise TypeError("`announced` must be an object of tool name -> hash")
-        return cls(announced={str(name): str(digest) for name, digest in announced.items()})
+        approval = data.get("approval")
+        if approval is not None and not isinstance(approval, dict):
+            raise TypeError("`approval` must be an object (a signed approval record) or absent")
+        return cls(announced={str(name): str(digest) for name, digest in announced.items()}, approval=approval)
 
     @classmethod
     def from_history(cls, texts: Iterable[str]) -> DiscoveryState:

@@ -12,12 +12,13 @@ import codecs
 import time
 from typing import TYPE_CHECKING
 
-from sandbox._calls import HostFailure
+from sandbox._hostcall import HostFailure
 from sandbox._modules import ALLOWED_MODULES
 from sandbox._runner import run_code
 from sandbox.limits import Limits
 
 if TYPE_CHECKING:
+    from sandbox._hostcall import Call
     from sandbox._jsonvalue import JsonValue
 
 _CODECS = (
@@ -41,9 +42,7 @@ _SCRIPT = "\n".join(
 """One run through the real runner: every facade built, the policy's compiler and guards exercised."""
 
 
-async def _no_host(
-    function: str, attribute: str | None, args: list[JsonValue], kwargs: dict[str, JsonValue]
-) -> JsonValue:
+async def _no_host(call: Call) -> JsonValue:
     raise HostFailure("RuntimeError", "no host functions during warm-up")
 
 

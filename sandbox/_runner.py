@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
-from sandbox._calls import Bridge, CallState, FunctionProxy, NamespaceProxy, PendingCall
+from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._sizes import SizeLimitError
-from sandbox._types import CURRENT_GUARDS
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import TracebackType
 
+    from sandbox._hostcall import Bridge
     from sandbox.limits import Limits
 
 MAX_MESSAGE = 1_800
@@ -55,7 +55,6 @@ async def run_code(
     facade = AsyncioFacade()
     value: Any = None
     error: RunError | None = None
-    context_token = CURRENT_GUARDS.set(guards)  # copied into the run's task with the rest of the context
     try:
         namespace = _globals(guards, output, calls, facade, functions, error_names)
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
@@ -68,7 +67,6 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = describe_exception(exc, compiled)
     finally:
-        CURRENT_GUARDS.reset(context_token)
         guards.finish()
         guards.close_unawaited()
         await facade.cancel_all()
