@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._persistence import carry_over
 from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
@@ -31,6 +32,7 @@ from sandbox import Limits, RunResult, Sandbox
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from codemode._json import JsonValue
     from codemode.catalog import Catalog
     from codemode.search import SearchOption
 
@@ -51,6 +53,8 @@ class ExecuteResult:
     """What the announcement holds, as data."""
     value_truncated: bool = False
     """Whether `text` shows the returned value cut at the display limit (`run.value` is whole)."""
+    code: str = ""
+    """The code that ran."""
 
     @property
     def ok(self) -> bool:
@@ -75,6 +79,9 @@ class CodeMode:
 
         hide_errors: Show the model only the exception type of a failing tool, not its message.
         max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
+        persist_variables: Keep the top-level variables a run leaves that convert to JSON for the next run of
+            the same conversation. They live in the state (`DiscoveryState.variables`, JSON), never in a worker,
+            within `Limits.variables` bytes; the names not kept are listed in the result.
 
     Raises:
         ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
@@ -92,6 +99,7 @@ class CodeMode:
         isolation: Literal["process", "inline"] | None = None,
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
+        persist_variables: bool = False,
     ) -> None:
         settings = [
             f"{name}=..." for name, value in (("limits", limits), ("isolation", isolation)) if value is not None
@@ -102,6 +110,8 @@ class CodeMode:
                 "isolation; pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
             )
         self.catalog = catalog
+        self.persist_variables = persist_variables
+        """Whether runs of one conversation keep their variables."""
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
         self.limits = self.sandbox.limits
@@ -111,7 +121,9 @@ class CodeMode:
         self._search = CatalogSearch(catalog, search)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(
-            limits=self.limits, loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred]
+            limits=self.limits,
+            loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred],
+            persist_variables=persist_variables,
         )
         """The `code` tool: the same bytes for the life of this object."""
 
@@ -149,7 +161,13 @@ class CodeMode:
             hide_errors=self._hide_errors,
             max_result=self._max_tool_result,
         )
-        run = await self.sandbox.run(code, functions={"tools": runtime.namespace()}, error_names=(ERROR_NAME,))
+        run = await self.sandbox.run(
+            code,
+            functions={"tools": runtime.namespace()},
+            error_names=(ERROR_NAME,),
+            variables=self._variables(state),
+        )
+        notes = carry_over(state, run, persist=self.persist_variables)
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
@@ -157,10 +175,16 @@ class CodeMode:
         calls = runtime.record()
         text, value_truncated = render_text(run, calls)
         return ExecuteResult(
-            text=text,
+            code=code,
+            text="\n".join([text, *notes]),
             announcement=announced.text() if announced else None,
             run=run,
             calls=calls,
             announced=announced,
             value_truncated=value_truncated,
         )
+
+    def _variables(self, state: DiscoveryState) -> dict[str, JsonValue] | None:
+        if not self.persist_variables:
+            return None
+        return {name: value for name, value in state.variables.items() if name not in ("tools", ERROR_NAME)}

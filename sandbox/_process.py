@@ -25,6 +25,7 @@ from sandbox._confine import Layers
 from sandbox._hostcall import Call, HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
 from sandbox.errors import SandboxError
+from sandbox.limits import timeout_message
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
     from sandbox._confine import Confinement
     from sandbox._dispatch import Dispatcher
+    from sandbox._jsonvalue import JsonValue
     from sandbox.limits import Limits
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -124,7 +126,13 @@ class WorkerProcess:
             await self.writer.send(frame)
 
     async def run(
-        self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]
+        self,
+        code: str,
+        *,
+        limits: Limits,
+        dispatcher: Dispatcher,
+        error_names: tuple[str, ...],
+        variables: dict[str, JsonValue] | None = None,
     ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
 
@@ -141,6 +149,7 @@ class WorkerProcess:
                     "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
+                    "variables": variables,
                 }
             )
         except FrameTooLargeError as error:
@@ -174,8 +183,7 @@ class WorkerProcess:
             return RunResult(
                 error=RunError(
                     kind="timeout",
-                    message=f"the code ran past its {limits.timeout:g} s limit and was stopped (a slow regular "
-                    "expression or one huge operation?); do less per run",
+                    message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
                 )
             )
         self.healthy = not self._reply_failed

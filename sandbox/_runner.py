@@ -21,6 +21,8 @@ from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRu
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._sizes import SizeLimitError
+from sandbox._variables import Keeper
+from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -42,21 +44,36 @@ FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a 
 
 
 async def run_code(
-    source: str, *, limits: Limits, bridge: Bridge, functions: FunctionKinds, error_names: Iterable[str] = ()
+    source: str,
+    *,
+    limits: Limits,
+    bridge: Bridge,
+    functions: FunctionKinds,
+    error_names: Iterable[str] = (),
+    variables: dict[str, JsonValue] | None = None,
 ) -> RunResult:
-    """Compile and run `source`; every outcome is a result."""
+    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`)."""
     started = time.monotonic()
-    compiled = compile_code(source, max_source=limits.source)
+    names = tuple(error_names)
+    keeper = None if variables is None else Keeper(variables)
+    compiled = compile_code(source, max_source=limits.source, variables=variables)
     if isinstance(compiled, RunError):
-        return RunResult(error=compiled, duration=time.monotonic() - started)
-    guards = Guards(operations=limits.operations, deadline=started + limits.timeout, max_size=limits.max_size)
+        return RunResult(error=compiled, duration=time.monotonic() - started, variables=variables)
+    guards = Guards(
+        operations=limits.operations,
+        deadline=started + limits.timeout,
+        timeout=limits.timeout,
+        max_size=limits.max_size,
+    )
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
     facade = AsyncioFacade()
     value: Any = None
     error: RunError | None = None
     try:
-        namespace = _globals(guards, output, calls, facade, functions, error_names)
+        namespace = _globals(guards, output, calls, facade, functions, names)
+        if keeper is not None:
+            namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         value = await _run_main(namespace[MAIN](), facade, limits.timeout - (time.monotonic() - started), guards)
         error = _unawaited_error(calls)
@@ -73,6 +90,7 @@ async def run_code(
         await guards.close_async_generators()
     if error is None:
         value, error = _check_value(value, limits)
+    kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
     return RunResult(
         value=value if error is None else None,
         stdout=output.text(),
@@ -80,6 +98,9 @@ async def run_code(
         calls=calls.count,
         duration=time.monotonic() - started,
         names=tuple(calls.names),
+        assigned=compiled.assigned,
+        variables=kept,
+        dropped_variables=dropped,
     )
 
 
@@ -109,7 +130,7 @@ async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Gu
     try:
         done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
         if not done:
-            stop = guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
+            stop = guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
             task.cancel()
             await asyncio.wait({task}, timeout=0.5)
             raise stop

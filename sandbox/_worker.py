@@ -149,6 +149,7 @@ class Worker:
                 bridge=self.bridge_for(run_id),
                 functions=message["functions"],
                 error_names=message.get("error_names") or (),
+                variables=message.get("variables"),
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
             result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))

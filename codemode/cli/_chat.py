@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import DEFAULT_SYSTEM, Agent
-from codemode.cli._catalogs import add_config_argument, add_search_argument, opened_catalog, search_unavailable
+from codemode.cli._catalogs import (
+    add_config_argument,
+    add_persist_argument,
+    add_search_argument,
+    opened_catalog,
+    search_unavailable,
+)
 from codemode.cli._models import PROVIDERS, model_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
@@ -41,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="process",
         help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
     )
+    add_persist_argument(parser)
     add_search_argument(parser)
     parser.set_defaults(run=run)
 
@@ -74,7 +81,9 @@ async def _catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | None]:
 
 
 async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int:
-    async with CodeMode(catalog, isolation=args.isolation, search=args.search) as cm:
+    async with CodeMode(
+        catalog, isolation=args.isolation, search=args.search, persist_variables=args.persist_variables
+    ) as cm:
         agent = Agent(
             cm,
             model,
