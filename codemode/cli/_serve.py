@@ -9,6 +9,7 @@ import anyio
 
 from codemode.cli._catalogs import (
     add_config_argument,
+    add_log_argument,
     add_persist_argument,
     add_search_argument,
     report_failures,
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_persist_argument(parser)
     add_search_argument(parser)
+    add_log_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -65,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 isolation=args.isolation,
                 search=args.search,
                 persist_variables=args.persist_variables,
+                log=args.log,
             ) as cm:
                 print(f"codemode: sandbox {cm.sandbox.layers}", file=sys.stderr, flush=True)
                 if args.transport == "http":
