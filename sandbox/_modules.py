@@ -43,6 +43,7 @@ from types import ModuleType
 from typing import Any
 
 from sandbox._guards import ForbiddenImportError, Guards, forbid
+from sandbox._repeat import fixed_members, run_random
 from sandbox._sizes import plain
 
 
@@ -159,7 +160,7 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 
 def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
-    generator = random.Random()  # noqa: S311  # the model's own `random`, not for secrets
+    generator = run_random()
 
     def getrandbits(k: int) -> int:
         guards.check_length(k, "an int with a bit length")
@@ -348,9 +349,9 @@ def import_module(name: str, modules: dict[str, Any], guards: Guards) -> Module:
     if facade is not None:
         return facade  # type: ignore[no-any-return]
     if name in _STATIC:
-        facade = Module(name, dict(_STATIC[name]))
+        facade = Module(name, {**_STATIC[name], **fixed_members(name)})
     elif name in _BUILDERS:
-        facade = Module(name, _BUILDERS[name](guards, modules))
+        facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name)})
     else:
         raise ForbiddenImportError(_refusal(name))
     modules[name] = facade

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from sandbox._dispatch import Dispatcher
     from sandbox._jsonvalue import JsonValue
+    from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -99,7 +100,13 @@ class WorkerProcess:
             await self.writer.send(frame)
 
     async def run(
-        self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]
+        self,
+        code: str,
+        *,
+        limits: Limits,
+        dispatcher: Dispatcher,
+        error_names: tuple[str, ...],
+        repeat: Repeat | None = None,
     ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
 
@@ -116,6 +123,7 @@ class WorkerProcess:
                     "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
+                    **({"repeat": {"seed": repeat.seed, "clock": repeat.clock}} if repeat else {}),
                 }
             )
         except FrameTooLargeError as error:

@@ -20,6 +20,7 @@ from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
+from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
 from sandbox._types import CURRENT_GUARDS
 from sandbox.result import ErrorKind, RunError, RunResult
@@ -42,7 +43,13 @@ FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a 
 
 
 async def run_code(
-    source: str, *, limits: Limits, bridge: Bridge, functions: FunctionKinds, error_names: Iterable[str] = ()
+    source: str,
+    *,
+    limits: Limits,
+    bridge: Bridge,
+    functions: FunctionKinds,
+    error_names: Iterable[str] = (),
+    repeat: Repeat | None = None,
 ) -> RunResult:
     """Compile and run `source`; every outcome is a result."""
     started = time.monotonic()
@@ -56,6 +63,7 @@ async def run_code(
     value: Any = None
     error: RunError | None = None
     context_token = CURRENT_GUARDS.set(guards)  # copied into the run's task with the rest of the context
+    repeat_token = REPEAT.set(repeat)
     try:
         namespace = _globals(guards, output, calls, facade, functions, error_names)
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
@@ -69,6 +77,7 @@ async def run_code(
         error = describe_exception(exc, compiled)
     finally:
         CURRENT_GUARDS.reset(context_token)
+        REPEAT.reset(repeat_token)
         guards.finish()
         guards.close_unawaited()
         await facade.cancel_all()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._calls import HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, decode, encode, frame_size
+from sandbox._repeat import Repeat
 from sandbox._runner import run_code
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
@@ -134,6 +135,7 @@ class Worker:
                 bridge=self.bridge_for(run_id),
                 functions=message["functions"],
                 error_names=message.get("error_names") or (),
+                repeat=Repeat(**message["repeat"]) if message.get("repeat") else None,
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
             result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))

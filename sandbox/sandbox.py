@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal, Self
 
 from sandbox._dispatch import Dispatcher
 from sandbox._pool import WorkerPool
+from sandbox._repeat import Repeat
 from sandbox._runner import run_code
 from sandbox.errors import SandboxClosedError, SandboxError
 from sandbox.limits import Limits
@@ -74,6 +75,8 @@ class Sandbox:
         functions: Mapping[str, HostFunction | Namespace] | None = None,
         limits: Limits | None = None,
         error_names: Iterable[str] = (),
+        seed: int | None = None,
+        clock: float | None = None,
     ) -> RunResult:
         """Run `code`; every outcome, failures included, is a `RunResult`.
 
@@ -84,19 +87,23 @@ class Sandbox:
                 the one the workers were started with.
             error_names: Exception class names that host functions raise (through `FunctionError`) and that the
                 code may name in `except` clauses before any was raised.
+            seed: Makes the run's `random` functions and `uuid.uuid4()` repeatable: the same seed, the same values.
+            clock: Seconds since the epoch that the wall clock (`time.time()`, `datetime.now()`, `date.today()`)
+                reads for the whole run, so a rerun sees the same time; monotonic clocks keep running.
         """
         if not self._open:
             raise SandboxClosedError("the sandbox is not open; use `async with Sandbox(...) as sb:`")
         limits = limits or self.limits
         dispatcher = Dispatcher(dict(functions or {}), limits, limit=self._pool is not None)
         names = tuple(error_names)
+        repeat = Repeat(seed=seed, clock=clock) if seed is not None or clock is not None else None
         if self._pool is None:
             _require_asyncio()
             return await run_code(
-                code, limits=limits, bridge=dispatcher, functions=dispatcher.kinds(), error_names=names
+                code, limits=limits, bridge=dispatcher, functions=dispatcher.kinds(), error_names=names, repeat=repeat
             )
         async with self._pool.worker() as worker:
-            return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names)
+            return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names, repeat=repeat)
 
 
 def _require_asyncio() -> None:
