@@ -18,16 +18,22 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
+import secrets
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._replay import Decision, Ledger, PendingApproval, Record, pending_from, sign, verify
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
+from codemode.errors import ApprovalError
+from codemode.policy import Policy
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
 from codemode.search import SearchIndex, ToolIndex, normalize_ranking
-from sandbox import Limits, RunResult, Sandbox
+from sandbox import Limits, RunError, RunResult, Sandbox
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -54,11 +60,13 @@ class ExecuteResult:
     """The tool calls the code made, in order."""
     announced: Announcement = field(default_factory=Announcement)
     """What the announcement holds, as data."""
+    pending: PendingApproval | None = None
+    """The call the run stopped at because it needs a person's approval (`CodeMode.resume` continues it)."""
 
     @property
     def ok(self) -> bool:
-        """Whether the code ran without error."""
-        return self.run.ok
+        """Whether the code ran to its end without error."""
+        return self.run.ok and self.pending is None
 
 
 class CodeMode:
@@ -75,6 +83,8 @@ class CodeMode:
         isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only).
         hide_errors: Show the model only the exception type of a failing tool, not its message.
         max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
+        policy: Hooks before and after each tool call, per-tool limits and the key that signs approval records
+            (see `codemode.policy`); by default no hooks and a key for this process only.
     """
 
     def __init__(
@@ -87,8 +97,11 @@ class CodeMode:
         isolation: Literal["process", "inline"] = "process",
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
+        policy: Policy | None = None,
     ) -> None:
         self.catalog = catalog
+        self.policy = policy or Policy()
+        self._may_ask: tuple[int, bool] = (-1, False)
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation)
         self.limits = self.sandbox.limits
@@ -147,26 +160,95 @@ class CodeMode:
         return DiscoveryState.from_history(texts)
 
     async def execute(self, code: str, state: DiscoveryState) -> ExecuteResult:
-        """Run the model's code; `state` records what gets announced."""
+        """Run the model's code; `state` records what gets announced, and a pending approval if one stops it.
+
+        A pending approval already in `state` is dropped: new code means the model moved on.
+        """
+        state.approval = None
+        repeatable = self._repeatable()
+        seed = secrets.randbits(63) if repeatable else None
+        return await self._run(code, state, Ledger(self.policy), seed=seed, clock=time.time() if repeatable else None)
+
+    async def resume(self, state: DiscoveryState, *, approved: bool, reason: str | None = None) -> ExecuteResult:
+        """Continue the run that `state`'s pending approval stopped, with a person's decision.
+
+        The same code runs again: calls already made get their recorded results (their handlers do not run
+        again), then the pending call is made, or raises `ToolError` in the code with `reason` if denied.
+
+        Raises:
+            ApprovalError: `state` has no pending approval, or its record was changed or signed with another key.
+        """
+        record = self._record(state)
+        state.approval = None
+        ledger = Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason))
+        return await self._run(record.code, state, ledger, seed=record.seed, clock=record.clock)
+
+    def pending(self, state: DiscoveryState) -> PendingApproval | None:
+        """The call `state` is waiting on a decision for, or None.
+
+        Raises:
+            ApprovalError: The record in `state` was changed or signed with another key.
+        """
+        if state.approval is None:
+            return None
+        return pending_from(state.approval, self._record(state), self.catalog.get)
+
+    def _record(self, state: DiscoveryState) -> Record:
+        if state.approval is None:
+            raise ApprovalError("this conversation has no call waiting for approval; nothing to resume")
+        return verify(state.approval, self.policy.secret)
+
+    def _repeatable(self) -> bool:
+        version, answer = self._may_ask
+        if version != self.catalog.version:
+            answer = self.policy.may_ask(self.catalog)
+            self._may_ask = (self.catalog.version, answer)
+        return answer
+
+    async def _run(
+        self, code: str, state: DiscoveryState, ledger: Ledger, *, seed: int | None, clock: float | None
+    ) -> ExecuteResult:
         runtime = ToolRuntime(
             catalog=self.catalog,
             search=self._search,
             cache=self._cache,
             hide_errors=self._hide_errors,
             max_result=self._max_tool_result,
+            ledger=ledger,
         )
-        run = await self.sandbox.run(code, functions={"tools": runtime.namespace()}, error_names=(ERROR_NAME,))
+        run = await self.sandbox.run(
+            code, functions={"tools": runtime.namespace()}, error_names=(ERROR_NAME,), seed=seed, clock=clock
+        )
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
         announced.apply(state)
+        run, pending = self._settle(run, code, state, ledger, seed=seed, clock=clock)
         return ExecuteResult(
-            text=render_text(run),
+            text=pending_text(pending) if pending else render_text(run),
             announcement=announced.text() if announced else None,
             run=run,
             calls=tuple(runtime.calls),
             announced=announced,
+            pending=pending,
         )
+
+    def _settle(
+        self, run: RunResult, code: str, state: DiscoveryState, ledger: Ledger, *, seed: int | None, clock: float | None
+    ) -> tuple[RunResult, PendingApproval | None]:
+        """The run as the model reads it, and the pending approval it stopped at (recorded in `state`)."""
+        if ledger.diverged is not None or (ledger.replay is not None and not ledger.reached_decision):
+            what = ledger.diverged or "the code did not reach the call that was waiting for approval"
+            message = (
+                f"the resumed run went off its record: {what}. Nothing more was called. A resumed run must make "
+                "the same calls in the same order; run the code again to start over"
+            )
+            return dataclasses.replace(run, value=None, error=RunError(kind="runtime", message=message)), None
+        record = ledger.record(code=code, seed=seed or 0, clock=clock or 0.0)
+        if record is None or seed is None or clock is None:
+            return run, None
+        state.approval = sign(record, self.policy.secret)
+        return run, pending_from(state.approval, record, self.catalog.get)
 
     async def _search(self, query: str, k: int) -> list[Tool]:
         if self._index is not None:
@@ -185,6 +267,17 @@ class CodeMode:
                 self._index.remove(tool.name)
         for tool in change.added:
             self._index.add(tool)
+
+
+def pending_text(pending: PendingApproval) -> str:
+    """What the model reads while a call waits for a person's decision."""
+    why = f" ({pending.reason})" if pending.reason else ""
+    made = len(pending.calls)
+    earlier = f"; the {made} call{'s' if made != 1 else ''} made before it will not be made again" if made else ""
+    return (
+        f"Paused: `tools.{pending.alias}(...)` needs a person's approval{why}, so the run stopped before making "
+        f"it{earlier}. The run continues from there once someone decides."
+    )
 
 
 def render_text(run: RunResult, *, max_value: int = MAX_VALUE_TEXT) -> str:

@@ -7,7 +7,8 @@ Tree:
     CodemodeError
     ├── CatalogError        a tool definition or registration is invalid (duplicate name, alias collision)
     ├── ConfigError         a TOML config cannot be read or is invalid
-    └── ToolError           raised by a tool call; shown to the model as `ToolError: <type>: <message>`
+    ├── ToolError           raised by a tool call; shown to the model as `ToolError: <type>: <message>`
+    └── ApprovalError       a run cannot resume: no pending approval, or a record changed or signed elsewhere
 """
 
 from __future__ import annotations
@@ -27,3 +28,7 @@ class ConfigError(CodemodeError):
 
 class ToolError(CodemodeError):
     """A tool call failed; the message is what the model sees."""
+
+
+class ApprovalError(CodemodeError):
+    """A run cannot resume from a conversation state: it has no pending approval, or its record was changed."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from sandbox import FunctionError, Namespace
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
+    from codemode._replay import Ledger
     from codemode.catalog import Catalog
     from codemode.tools import Tool
 
@@ -52,6 +52,10 @@ class ToolCall:
     """Whether it returned a result."""
     error: str | None = None
     """The message the model saw, when it failed."""
+    result: JsonValue = None
+    """What the code got, when it succeeded (after any `after` hook's replacement)."""
+    replayed: bool = False
+    """Whether the result came from an approval record rather than the handler (a resumed run)."""
 
 
 class StubCache:
@@ -103,15 +107,27 @@ class ToolRuntime:
     """One `execute`'s view of the catalog: resolves `tools.<name>`, and records discoveries and calls."""
 
     def __init__(
-        self, *, catalog: Catalog, search: SearchFunction, cache: StubCache, hide_errors: bool, max_result: int
+        self,
+        *,
+        catalog: Catalog,
+        search: SearchFunction,
+        cache: StubCache,
+        hide_errors: bool,
+        max_result: int,
+        ledger: Ledger,
     ) -> None:
         self.catalog = catalog
         self.search_tools = search
         self.cache = cache
         self.hide_errors = hide_errors
         self.max_result = max_result
+        self.ledger = ledger
         self.discovered: dict[str, None] = {}
-        self.calls: list[ToolCall] = []
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """The calls made so far, in the order they finished."""
+        return self.ledger.calls
 
     def namespace(self) -> Namespace:
         """The sandbox namespace the model's code sees as `tools`."""
@@ -168,33 +184,26 @@ class ToolRuntime:
         return self.cache.stub(tool)
 
     async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
-        """Validate the arguments, run the handler, and return its result as JSON."""
+        """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
-        started = time.monotonic()
-        try:
-            result = await self._call(tool, args, kwargs)
-        except FunctionError as error:
-            self.calls.append(
-                ToolCall(
-                    name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=False, error=error.message
-                )
-            )
-            raise
-        self.calls.append(ToolCall(name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=True))
-        return result
 
-    async def _call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
-        if args:
-            raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-        arguments = self._validated(tool, kwargs)
+        def prepare(given: JsonObject) -> JsonObject:
+            if args:
+                raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
+            return self._validated(tool, given)
+
+        return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
+
+    async def _invoke(self, tool: Tool, arguments: JsonObject) -> JsonValue:
         if tool.handler is None:
             raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
         handler = tool.handler
         try:
             if inspect.iscoroutinefunction(handler):
                 result = await handler(**arguments)
-            else:  # a sync handler may block: run it in a worker thread so other calls and timeouts go on
-                result = await anyio.to_thread.run_sync(functools.partial(handler, **arguments))
+            else:  # a sync handler may block: run it in a worker thread; a timeout abandons it rather than wait
+                call = functools.partial(handler, **arguments)
+                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             if inspect.isawaitable(result):
                 result = await result
         except FunctionError:
