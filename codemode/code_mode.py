@@ -223,9 +223,9 @@ class CodeMode:
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
         announced.apply(state)
-        run, pending = self._settle(run, code, state, ledger, seed=seed, clock=clock)
+        run, pending, note = self._settle(run, code, state, ledger, seed=seed, clock=clock)
         return ExecuteResult(
-            text=pending_text(pending) if pending else render_text(run),
+            text=pending_text(pending) if pending else render_text(run) + note,
             announcement=announced.text() if announced else None,
             run=run,
             calls=tuple(runtime.calls),
@@ -235,20 +235,24 @@ class CodeMode:
 
     def _settle(
         self, run: RunResult, code: str, state: DiscoveryState, ledger: Ledger, *, seed: int | None, clock: float | None
-    ) -> tuple[RunResult, PendingApproval | None]:
-        """The run as the model reads it, and the pending approval it stopped at (recorded in `state`)."""
-        if ledger.diverged is not None or (ledger.replay is not None and not ledger.reached_decision):
+    ) -> tuple[RunResult, PendingApproval | None, str]:
+        """The run as the model reads it, the pending approval it stopped at (recorded in `state`), and a note."""
+        replay = ledger.replay
+        if replay is not None and not ledger.reached_decision and run.error and run.error.kind == "timeout":
+            alias = _alias(self.catalog, replay.calls[replay.pending].tool)
+            return run, None, f"\n(the resumed run stopped before it reached `tools.{alias}(...)`, which was not made)"
+        if ledger.diverged is not None or (replay is not None and not ledger.reached_decision):
             what = ledger.diverged or "the code did not reach the call that was waiting for approval"
             message = (
                 f"the resumed run went off its record: {what}. Nothing more was called. A resumed run must make "
                 "the same calls in the same order; run the code again to start over"
             )
-            return dataclasses.replace(run, value=None, error=RunError(kind="runtime", message=message)), None
+            return dataclasses.replace(run, value=None, error=RunError(kind="runtime", message=message)), None, ""
         record = ledger.record(code=code, seed=seed or 0, clock=clock or 0.0)
         if record is None or seed is None or clock is None:
-            return run, None
+            return run, None, ""
         state.approval = sign(record, self.policy.secret)
-        return run, pending_from(state.approval, record, self.catalog.get)
+        return run, pending_from(state.approval, record, self.catalog.get), ""
 
     async def _search(self, query: str, k: int) -> list[Tool]:
         if self._index is not None:
@@ -267,6 +271,11 @@ class CodeMode:
                 self._index.remove(tool.name)
         for tool in change.added:
             self._index.add(tool)
+
+
+def _alias(catalog: Catalog, name: str) -> str:
+    tool = catalog.get(name)
+    return tool.alias if tool is not None else name
 
 
 def pending_text(pending: PendingApproval) -> str:
