@@ -15,6 +15,8 @@ aliases = { "car.rental" = "car_rental_dotted" }   # optional: aliases for names
 mcp = ["uvx", "some-mcp-server"]     # an MCP server over stdio (optional: name, env, cwd)
 [[tools]]
 mcp_url = "http://127.0.0.1:8000/mcp"   # an MCP server over streamable HTTP (optional: name, headers)
+approval = ["delete_*", "send_email"]   # optional on every source: calls of these tools (or `true`: all) need
+                                        # a person's approval; patterns match the source's own tool names
 ```
 
 Relative paths are relative to the config file. Reading (`load_config`) checks the shape of every table;
@@ -23,6 +25,8 @@ building (`build_catalog`) imports and loads the sources, in order, into one cat
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import hashlib
 import importlib
 import importlib.util
@@ -38,14 +42,21 @@ from codemode.errors import CatalogError, ConfigError
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from codemode.tools import Tool
+
 _KINDS: Final = ("python", "module", "jsonl", "mcp", "mcp_url")
 _OPTIONS: Final[dict[str, frozenset[str]]] = {
-    "python": frozenset({"prefix", "aliases"}),
-    "module": frozenset({"prefix", "aliases"}),
-    "jsonl": frozenset({"prefix", "aliases"}),
-    "mcp": frozenset({"name", "env", "cwd"}),
-    "mcp_url": frozenset({"name", "headers"}),
+    "python": frozenset({"prefix", "aliases", "approval"}),
+    "module": frozenset({"prefix", "aliases", "approval"}),
+    "jsonl": frozenset({"prefix", "aliases", "approval"}),
+    "mcp": frozenset({"name", "env", "cwd", "approval"}),
+    "mcp_url": frozenset({"name", "headers", "approval"}),
 }
+
+
+def needs_approval(patterns: tuple[str, ...], name: str) -> bool:
+    """Whether a tool named `name` matches one of a source's `approval` patterns (shell-style, `*` for all)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +71,8 @@ class PythonSource:
     """Prepended to each tool name."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
+    approval: tuple[str, ...] = ()
+    """Patterns of the tool names (before the prefix) whose calls need approval."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +87,8 @@ class ModuleSource:
     """Prepended to each tool name."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
+    approval: tuple[str, ...] = ()
+    """Patterns of the tool names (before the prefix) whose calls need approval."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,6 +103,8 @@ class JsonlSource:
     """Prepended to each tool name."""
     aliases: dict[str, str] = field(default_factory=dict)
     """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
+    approval: tuple[str, ...] = ()
+    """Patterns of the tool names (before the prefix) whose calls need approval."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +121,8 @@ class McpStdioSource:
     """Environment variables for the server."""
     cwd: Path | None = None
     """The server's working directory, resolved against the config's folder."""
+    approval: tuple[str, ...] = ()
+    """Patterns of the server's tool names whose calls need approval."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +137,8 @@ class McpHttpSource:
     """A name for the server."""
     headers: dict[str, str] = field(default_factory=dict)
     """HTTP headers sent with every request."""
+    approval: tuple[str, ...] = ()
+    """Patterns of the server's tool names whose calls need approval."""
 
 
 Source: TypeAlias = PythonSource | ModuleSource | JsonlSource | McpStdioSource | McpHttpSource
@@ -179,7 +200,11 @@ def build_catalog(config: Config, *, skip_mcp: bool = False) -> Catalog:
             match source:
                 case PythonSource() | ModuleSource():
                     tools = _load_catalog_from(source, where)
-                    catalog.extend(tools, prefix=source.prefix, aliases=source.aliases)
+                    catalog.extend(_approved(tools, source.approval), prefix=source.prefix, aliases=source.aliases)
+                case JsonlSource() if source.approval:
+                    loaded = Catalog()
+                    loaded.load_jsonl(source.path)
+                    catalog.extend(_approved(loaded, source.approval), prefix=source.prefix, aliases=source.aliases)
                 case JsonlSource():
                     catalog.load_jsonl(source.path, prefix=source.prefix, aliases=source.aliases)
                 case McpStdioSource() | McpHttpSource():
@@ -191,6 +216,11 @@ def build_catalog(config: Config, *, skip_mcp: bool = False) -> Catalog:
         except CatalogError as e:
             raise ConfigError(f"{where}: {e}") from e
     return catalog
+
+
+def _approved(tools: Catalog, patterns: tuple[str, ...]) -> list[Tool]:
+    """`tools`, those matching `patterns` marked as needing approval."""
+    return [dataclasses.replace(tool, approval=True) if needs_approval(patterns, tool.name) else tool for tool in tools]
 
 
 def _parse_source(table: object, name: str, path: Path) -> Source:
@@ -206,14 +236,18 @@ def _parse_source(table: object, name: str, path: Path) -> Source:
         raise ConfigError(f"{where}: unknown keys {unknown}; a `{kind}` source takes {sorted(_OPTIONS[kind])}.")
     get = _Getter(table, where)
     base = path.parent
-    prefix, aliases = get.string("prefix", ""), get.string_table("aliases")
+    prefix, aliases, approval = get.string("prefix", ""), get.string_table("aliases"), get.approval()
     match kind:
         case "python":
-            return PythonSource(table=name, path=base / get.string(kind), prefix=prefix, aliases=aliases)
+            return PythonSource(
+                table=name, path=base / get.string(kind), prefix=prefix, aliases=aliases, approval=approval
+            )
         case "module":
-            return ModuleSource(table=name, module=get.string(kind), prefix=prefix, aliases=aliases)
+            return ModuleSource(table=name, module=get.string(kind), prefix=prefix, aliases=aliases, approval=approval)
         case "jsonl":
-            return JsonlSource(table=name, path=base / get.string(kind), prefix=prefix, aliases=aliases)
+            return JsonlSource(
+                table=name, path=base / get.string(kind), prefix=prefix, aliases=aliases, approval=approval
+            )
         case "mcp":
             cwd = get.optional_string("cwd")
             return McpStdioSource(
@@ -222,10 +256,15 @@ def _parse_source(table: object, name: str, path: Path) -> Source:
                 name=get.optional_string("name"),
                 env=get.string_table("env"),
                 cwd=None if cwd is None else base / cwd,
+                approval=approval,
             )
         case _:
             return McpHttpSource(
-                table=name, url=get.string(kind), name=get.optional_string("name"), headers=get.string_table("headers")
+                table=name,
+                url=get.string(kind),
+                name=get.optional_string("name"),
+                headers=get.string_table("headers"),
+                approval=approval,
             )
 
 
@@ -250,6 +289,16 @@ class _Getter:
         if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{self.where}: `{key}` must be a non-empty array of strings, got {value!r:.80}.")
         return value
+
+    def approval(self) -> tuple[str, ...]:
+        value = self.table.get("approval", False)
+        if isinstance(value, bool):
+            return ("*",) if value else ()
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            raise ConfigError(
+                f"{self.where}: `approval` must be true, false or an array of tool name patterns, got {value!r:.80}."
+            )
+        return tuple(value)
 
     def string_table(self, key: str) -> dict[str, str]:
         value = self.table.get(key, {})

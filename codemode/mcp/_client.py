@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 
 from codemode._naming import portable_alias
+from codemode.config import needs_approval
 from codemode.errors import CatalogError
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
 from codemode.mcp._servers import McpServer, connect
@@ -218,6 +219,7 @@ class _Link:
             parameters=mcp_tool.input_schema,
             returns=mcp_tool.output_schema,
             handler=call,
+            approval=needs_approval(self.server.approval, server_name),
         )
 
     async def open(self, task_group: TaskGroup | None) -> list[types.Tool]:
