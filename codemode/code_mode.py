@@ -19,7 +19,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import secrets
 import time
@@ -32,15 +31,14 @@ from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ApprovalError
 from codemode.policy import Policy
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
-from codemode.search import SearchIndex, ToolIndex, normalize_ranking
+from codemode.search import CatalogSearch
 from sandbox import Limits, RunError, RunResult, Sandbox
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from codemode.catalog import Catalog, CatalogChange
-    from codemode.search import Ranker
-    from codemode.tools import Tool
+    from codemode.catalog import Catalog
+    from codemode.search import SearchOption
 
 MAX_VALUE_TEXT = 20_000
 """Characters of the returned value shown to the model before it is cut with a marker."""
@@ -75,61 +73,56 @@ class CodeMode:
     Args:
         catalog: The tools.
         search: `"bm25"` (the default), `"hybrid"` (BM25 fused with offline embeddings; needs the `semantic`
-            extra, see `codemode.hybrid.HybridSearch`), an index object such as `HybridSearch(fusion=...)`
-            (filled with the catalog and kept in step with it; see `codemode.search.ToolIndex`), or a custom
-            ranker (sync or async; see `codemode.search.Ranker`).
-        sandbox: A sandbox to run code in; by default one is made (and owned) with `limits` and `isolation`.
-        limits: Per-run limits for the default sandbox.
-        isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only).
+            extra, see `codemode.search.hybrid.HybridSearch`), an index object such as `HybridSearch(fusion=...)`
+            (filled with the catalog and kept in step with it until `aclose`; see `codemode.search.ToolIndex`),
+            or a custom ranker (sync or async; see `codemode.search.Ranker`).
+        sandbox: A sandbox to run code in, with its own limits and isolation; by default one is made (and owned)
+            with `limits` and `isolation`.
+        limits: Per-run limits for the default sandbox (not with `sandbox=`).
+        isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only); not
+            with `sandbox=`.
+
         hide_errors: Show the model only the exception type of a failing tool, not its message.
         max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
         policy: Hooks before and after each tool call, per-tool limits and the key that signs approval records
             (see `codemode.policy`); by default no hooks and a key for this process only.
+
+    Raises:
+        ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
+            silently), or an unknown `search=` name.
+        TypeError: `search=` is neither an index nor callable.
     """
 
     def __init__(
         self,
         catalog: Catalog,
         *,
-        search: ToolIndex | Ranker | Literal["bm25", "hybrid"] | None = None,
+        search: SearchOption = None,
         sandbox: Sandbox | None = None,
         limits: Limits | None = None,
-        isolation: Literal["process", "inline"] = "process",
+        isolation: Literal["process", "inline"] | None = None,
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
         policy: Policy | None = None,
     ) -> None:
+        settings = [
+            f"{name}=..." for name, value in (("limits", limits), ("isolation", isolation)) if value is not None
+        ]
+        if sandbox is not None and settings:
+            raise ValueError(
+                f"CodeMode(sandbox=..., {', '.join(settings)}): a given sandbox runs with its own limits and "
+                "isolation; pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
+            )
         self.catalog = catalog
         self.policy = policy or Policy()
         self._may_ask: tuple[int, bool] = (-1, False)
         self._owns_sandbox = sandbox is None
-        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation)
+        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
         self.limits = self.sandbox.limits
-        self._ranker: Ranker | None = None
         self._hide_errors = hide_errors
         self._max_tool_result = max_tool_result
         self._cache = StubCache()
-        self._index: ToolIndex | None = None
-        if search == "hybrid":
-            from codemode.hybrid import HybridSearch  # the optional `semantic` extra, imported only when chosen
-
-            self._index = HybridSearch(catalog)
-        elif search is None or search == "bm25":
-            self._index = SearchIndex(catalog)
-        elif isinstance(search, str):
-            raise ValueError(f'search={search!r}: expected "bm25", "hybrid", an index or a ranker function')
-        elif isinstance(search, ToolIndex):  # before the ranker test: `HybridSearch` is callable too
-            self._index = search
-            for tool in catalog:
-                search.add(tool)
-        elif callable(search):
-            self._ranker = search
-        else:
-            raise TypeError(
-                f'search={search!r}: expected "bm25", "hybrid", an index (with add, remove, search and `in`) '
-                "or a ranker function"
-            )
-        self._unsubscribe = catalog.subscribe(self._on_change)
+        self._search = CatalogSearch(catalog, search)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(
             limits=self.limits, loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred]
@@ -137,6 +130,7 @@ class CodeMode:
         """The `code` tool: the same bytes for the life of this object."""
 
     async def __aenter__(self) -> Self:
+        self._search.follow()  # again, after an `aclose`: the index catches up with the catalog
         if self._owns_sandbox:
             await self.sandbox.__aenter__()
         return self
@@ -147,7 +141,8 @@ class CodeMode:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Release the sandbox (if this object made it)."""
+        """Stop following the catalog and release the sandbox (if this object made it); `async with` reopens."""
+        self._search.close()
         if self._owns_sandbox:
             await self.sandbox.aclose()
 
@@ -253,24 +248,6 @@ class CodeMode:
             return run, None, ""
         state.approval = sign(record, self.policy.secret)
         return run, pending_from(state.approval, record, self.catalog.get), ""
-
-    async def _search(self, query: str, k: int) -> list[Tool]:
-        if self._index is not None:
-            return [tool for tool, _ in self._index.search(query, k)]
-        assert self._ranker is not None
-        tools = list(self.catalog)
-        ranked = self._ranker(query, tools)
-        names = await ranked if inspect.isawaitable(ranked) else ranked
-        return normalize_ranking(names, tools)[:k]
-
-    def _on_change(self, change: CatalogChange) -> None:
-        if self._index is None:
-            return
-        for tool in change.removed:
-            if tool.name in self._index:
-                self._index.remove(tool.name)
-        for tool in change.added:
-            self._index.add(tool)
 
 
 def _alias(catalog: Catalog, name: str) -> str:

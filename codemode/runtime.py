@@ -15,9 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
+import pydantic
 
+from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
+from codemode._naming import close_matches
 from codemode._results import to_json
+from codemode.errors import ToolError
+from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, Namespace
 
@@ -25,7 +29,7 @@ if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
     from codemode._replay import Ledger
     from codemode.catalog import Catalog
-    from codemode.tools import Tool
+    from codemode.tools import Arguments, Tool
 
 ERROR_NAME = "ToolError"
 MAX_QUERIES = 10
@@ -63,7 +67,7 @@ class StubCache:
 
     def __init__(self) -> None:
         self._stubs: dict[str, tuple[Tool, str]] = {}
-        self._validators: dict[str, tuple[Tool, Any, dict[str, str]]] = {}
+        self._validators: dict[str, tuple[Tool, CheckedSchema, dict[str, str]]] = {}
 
     def stub(self, tool: Tool) -> str:
         """The tool's full stub."""
@@ -73,12 +77,18 @@ class StubCache:
             self._stubs[tool.name] = cached
         return cached[1]
 
-    def validator(self, tool: Tool) -> tuple[Any, dict[str, str]]:
-        """The tool's argument validator and its stub-name -> schema-name map."""
+    def validator(self, tool: Tool) -> tuple[CheckedSchema, dict[str, str]]:
+        """The tool's argument validator and its stub-name -> schema-name map.
+
+        A schema valid under no draft is logged once, here, at its first call: its tool is still called, with
+        only the arguments its schema can check checked.
+        """
         cached = self._validators.get(tool.name)
         if cached is None or cached[0] is not tool:
-            validator_class = jsonschema.validators.validator_for(tool.parameters)
-            cached = (tool, validator_class(tool.parameters), parameter_names(tool.parameters))
+            checked = checked_schema(tool.parameters)
+            if checked.problem is not None:
+                report_problem(tool.name, checked.problem)
+            cached = (tool, checked, parameter_names(tool.parameters))
             self._validators[tool.name] = cached
         return cached[1], cached[2]
 
@@ -194,9 +204,12 @@ class ToolRuntime:
 
         return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
 
-    async def _invoke(self, tool: Tool, arguments: JsonObject) -> JsonValue:
+    async def _invoke(self, tool: Tool, validated: JsonObject) -> JsonValue:
         if tool.handler is None:
             raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
+        arguments: dict[str, Any] = validated
+        if tool.arguments is not None:
+            arguments = self._converted(tool, tool.arguments, arguments)
         handler = tool.handler
         try:
             if inspect.iscoroutinefunction(handler):
@@ -208,6 +221,8 @@ class ToolRuntime:
                 result = await result
         except FunctionError:
             raise
+        except ToolError as error:  # written for the model: shown as it is, whatever `hide_errors` says
+            raise tool_error(str(error)) from None
         except Exception as error:  # noqa: BLE001  # a tool's failure is the model's to read, not the host's
             detail = type(error).__name__ if self.hide_errors else f"{type(error).__name__}: {error}"
             raise tool_error(detail) from None
@@ -222,16 +237,32 @@ class ToolRuntime:
         for key, value in kwargs.items():
             original = names.get(key, key)
             if closed and original not in known:  # the stub offers no `**kwargs`: refuse what it does not name
+                matches = close_matches(key, names, limit=1)
+                hint = f"; did you mean `{matches[0]}`?" if matches else "."
                 raise tool_error(
-                    f"tools.{tool.alias}(): unexpected argument `{key}`. Signature: {render_signature(tool)}"
+                    f"tools.{tool.alias}(): unexpected argument `{key}`{hint} Signature: {render_signature(tool)}"
                 )
-            if value is None and not _accepts_null(known.get(original)):
+            if value is None and not accepts_null(known.get(original), tool.parameters):
                 continue  # `x: int | None = None` in the stub means "leave it out"
             arguments[original] = value
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        errors = validator.errors(arguments)
         if errors:
             raise tool_error(_validation_message(tool, errors[0], names))
         return arguments
+
+    def _converted(self, tool: Tool, owner: Arguments, arguments: JsonObject) -> dict[str, Any]:
+        """The arguments as the handler's annotated types; a value that does not convert fails the call here."""
+        try:
+            return owner.convert(arguments)
+        except pydantic.ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in first["loc"])
+            given = json.dumps(first.get("input"), ensure_ascii=False, default=str)
+            given = given if len(given) <= 80 else given[:77] + "..."
+            raise tool_error(
+                f"tools.{tool.alias}(): argument `{where}`: {first['msg']} (given {given}). "
+                f"Signature: {render_signature(tool)}"
+            ) from None
 
     def _json_result(self, tool: Tool, result: object) -> JsonValue:
         try:
@@ -248,27 +279,6 @@ class ToolRuntime:
                 "byte limit; ask for less (filters, pagination, fewer fields)"
             )
         return data
-
-
-def merge_rankings(rankings: list[list[Tool]], *, constant: int = 60) -> list[Tool]:
-    """Tools of several rankings by summed reciprocal rank `1 / (constant + rank)`; ties keep first-seen order."""
-    scores: dict[str, float] = {}
-    tools: dict[str, Tool] = {}
-    for ranking in rankings:
-        for rank, tool in enumerate(ranking, start=1):
-            tools.setdefault(tool.name, tool)
-            scores[tool.name] = scores.get(tool.name, 0.0) + 1.0 / (constant + rank)
-    return [tools[name] for name in sorted(scores, key=lambda name: -scores[name])]
-
-
-def _accepts_null(schema: object) -> bool:
-    if not isinstance(schema, dict):
-        return True
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind) or schema.get("nullable") is True:
-        return True
-    options = schema.get("anyOf") or schema.get("oneOf") or []
-    return any(isinstance(option, dict) and _accepts_null(option) for option in options) if options else False
 
 
 def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:

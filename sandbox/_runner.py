@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
-from sandbox._calls import Bridge, CallState, FunctionProxy, NamespaceProxy, PendingCall
+from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import TracebackType
 
+    from sandbox._hostcall import Bridge
     from sandbox.limits import Limits
 
 MAX_MESSAGE = 1_800

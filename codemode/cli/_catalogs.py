@@ -46,7 +46,7 @@ def search_unavailable(args: argparse.Namespace) -> bool:
     if args.search != "hybrid":
         return False
     try:
-        import codemode.hybrid  # noqa: F401  # the optional `semantic` extra
+        import codemode.search.hybrid  # noqa: F401  # the optional `semantic` extra
     except ImportError as error:
         print(f"codemode: {error}", file=sys.stderr)
         return True
@@ -113,6 +113,7 @@ def _has_mcp(config: Config) -> bool:
 
 
 def report_failures(sources: McpSources) -> None:
-    """Print the MCP servers (or tools) left out, and why."""
+    """Print the MCP servers (or tools) left out, and why, and the tools kept with relaxed argument checks."""
     for server, reason in sources.failures.items():
-        print(f"codemode: MCP server {server!r} left out: {reason}", file=sys.stderr)
+        verb = "" if reason.startswith("kept") else "left out: "
+        print(f"codemode: MCP server {server!r} {verb}{reason}", file=sys.stderr)

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -113,7 +112,7 @@ return "gone"
     assert shop.made == {"refund": 1, "delete_order": 1}
 
 
-def test_a_run_approved_in_another_process_replays_the_calls_made_before_the_restart(tmp_path: Path) -> None:
+async def test_a_run_approved_in_another_process_replays_the_calls_made_before_the_restart(tmp_path: Path) -> None:
     """A child process pauses and exits; this process resumes from the state JSON with the same key."""
     shop_dir = Path(__file__).parent
     script = tmp_path / "pause.py"
@@ -135,19 +134,15 @@ def test_a_run_approved_in_another_process_replays_the_calls_made_before_the_res
         anyio.run(main)
         """)
     )
-    child = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True, timeout=60)
+    child = await anyio.run_process([sys.executable, str(script)], check=True)
     saved = json.loads(child.stdout)
     assert saved["made"] == {"get_order": 1, "get_order:A1": 1}
 
-    async def resume() -> str:
-        shop = make_shop()
-        async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
-            state = DiscoveryState.from_json(saved["state"])
-            done = await cm.resume(state, approved=True)
-        assert shop.made == {"refund": 1}
-        return done.text
-
-    assert anyio.run(resume) == 'refunded 150.0\nReturned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+    shop = make_shop()
+    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+        done = await cm.resume(DiscoveryState.from_json(saved["state"]), approved=True)
+    assert shop.made == {"refund": 1}
+    assert done.text == 'refunded 150.0\nReturned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
 
 
 @pytest.mark.parametrize("edit", ["result", "arguments", "code", "signature"])

@@ -36,6 +36,7 @@ def test_the_package_exports_exactly_its_documented_names() -> None:
         "Tool",
         "ToolCall",
         "ToolError",
+        "ToolIndex",
         "ToolLimits",
         "build_catalog",
         "load_config",

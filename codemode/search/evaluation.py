@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from codemode.search import SearchIndex
+from codemode.search._bm25 import SearchIndex
 from codemode.tools import Tool
 
 if TYPE_CHECKING:
