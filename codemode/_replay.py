@@ -210,6 +210,7 @@ class Ledger:
         """What differed from the record, if the replay went off it."""
         self.reached_decision = False
         self._in_flight = 0
+        self._running: dict[int, tuple[str, JsonObject, float]] = {}
         self._quiet = anyio.Event()
 
     async def call(
@@ -237,7 +238,16 @@ class Ledger:
                 return self._replayed(index, expected)
         return await self._live(index, tool, kwargs, prepare, invoke)
 
-    def record(self, *, code: str, seed: int, clock: float) -> Record | None:
+    def so_far(self) -> tuple[ToolCall, ...]:
+        """The finished calls in the order they ended, then those still in flight (which may have happened)."""
+        now = time.monotonic()
+        running = [
+            ToolCall(name=name, arguments=arguments, duration=now - started, ok=False, in_flight=True)
+            for name, arguments, started in self._running.values()
+        ]
+        return (*self.calls, *running)
+
+    def paused(self, *, code: str, seed: int, clock: float) -> Record | None:
         """The record of a run that paused with every issued call accounted for, else None."""
         if self.pending is None or self.diverged is not None or any(entry is None for entry in self.entries):
             return None
@@ -323,6 +333,7 @@ class Ledger:
     ) -> JsonValue:
         self._in_flight += 1
         started = time.monotonic()
+        self._running[index] = (tool.name, kwargs, started)
         try:
             try:
                 result = await self.policy.limited(tool, lambda: invoke(info.arguments))
@@ -335,6 +346,7 @@ class Ledger:
                     f"tools.{tool.alias}() took longer than its {limit:g} s limit and was stopped; try again later"
                 )
                 outcome = CallOutcome(call=info, ok=False, error=message, duration=time.monotonic() - started)
+            del self._running[index]  # a cancelled call stays: it was in flight when the run stopped
             outcome = await self.policy.finish(outcome)
         finally:
             self._in_flight -= 1

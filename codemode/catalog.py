@@ -147,7 +147,6 @@ class Catalog:
         """
         tool = Tool(
             name=name,
-            alias=portable_alias(name),
             description=description,
             parameters=parameters,
             returns=returns,
@@ -389,7 +388,6 @@ def _tool_from_json_line(line: str) -> Tool:
         raise CatalogError(f'"approval" must be true or false, got {approval!r:.80}.')
     return Tool(
         name=name,
-        alias=portable_alias(name),
         description=data.get("description", ""),
         parameters=data.get("parameters", {"type": "object", "properties": {}}),
         returns=data.get("returns"),

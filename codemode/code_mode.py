@@ -19,13 +19,13 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import json
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
 from codemode._replay import Decision, Ledger, PendingApproval, Record, pending_from, sign, verify
+from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ApprovalError
@@ -40,9 +40,6 @@ if TYPE_CHECKING:
     from codemode.catalog import Catalog
     from codemode.search import SearchOption
 
-MAX_VALUE_TEXT = 20_000
-"""Characters of the returned value shown to the model before it is cut with a marker."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class ExecuteResult:
@@ -55,9 +52,11 @@ class ExecuteResult:
     run: RunResult
     """The sandbox's own result."""
     calls: tuple[ToolCall, ...] = ()
-    """The tool calls the code made, in order."""
+    """The tool calls the code made: completed ones in the order they ended, then any still in flight."""
     announced: Announcement = field(default_factory=Announcement)
     """What the announcement holds, as data."""
+    value_truncated: bool = False
+    """Whether `text` shows the returned value cut at the display limit (`run.value` is whole)."""
     pending: PendingApproval | None = None
     """The call the run stopped at because it needs a person's approval (`CodeMode.resume` continues it)."""
 
@@ -219,12 +218,15 @@ class CodeMode:
         )
         announced.apply(state)
         run, pending, note = self._settle(run, code, state, ledger, seed=seed, clock=clock)
+        calls = runtime.record()
+        text, value_truncated = render_text(run, calls)
         return ExecuteResult(
-            text=pending_text(pending) if pending else render_text(run) + note,
+            text=pending_text(pending) if pending else text + note,
             announcement=announced.text() if announced else None,
             run=run,
-            calls=tuple(runtime.calls),
+            calls=calls,
             announced=announced,
+            value_truncated=value_truncated,
             pending=pending,
         )
 
@@ -243,7 +245,7 @@ class CodeMode:
                 "the same calls in the same order; run the code again to start over"
             )
             return dataclasses.replace(run, value=None, error=RunError(kind="runtime", message=message)), None, ""
-        record = ledger.record(code=code, seed=seed or 0, clock=clock or 0.0)
+        record = ledger.paused(code=code, seed=seed or 0, clock=clock or 0.0)
         if record is None or seed is None or clock is None:
             return run, None, ""
         state.approval = sign(record, self.policy.secret)
@@ -264,20 +266,3 @@ def pending_text(pending: PendingApproval) -> str:
         f"Paused: `tools.{pending.alias}(...)` needs a person's approval{why}, so the run stopped before making "
         f"it{earlier}. The run continues from there once someone decides."
     )
-
-
-def render_text(run: RunResult, *, max_value: int = MAX_VALUE_TEXT) -> str:
-    """The tool result the model reads: output, then the returned value, then the error."""
-    parts = []
-    if run.stdout:
-        parts.append(run.stdout.rstrip("\n"))
-    if run.value is not None:
-        value = json.dumps(run.value, ensure_ascii=False, indent=1)
-        if len(value) > max_value:
-            value = f"{value[:max_value]}\n[... {len(value) - max_value:,} more characters cut; return less]"
-        parts.append(f"Returned: {value}")
-    if run.error is not None:
-        parts.append(run.error.traceback or f"Error: {run.error.message}")
-        if run.error.traceback and run.error.kind != "runtime":
-            parts.append(f"({run.error.kind})")
-    return "\n".join(parts) if parts else "(no output: `print` what you need to see, or `return` a value)"

@@ -56,6 +56,8 @@ class ToolCall:
     """Whether it returned a result."""
     error: str | None = None
     """The message the model saw, when it failed."""
+    in_flight: bool = False
+    """Still running when the run stopped (a timeout, a crash, a cancellation): it may have taken effect."""
     result: JsonValue = None
     """What the code got, when it succeeded (after any `after` hook's replacement)."""
     replayed: bool = False
@@ -136,8 +138,12 @@ class ToolRuntime:
 
     @property
     def calls(self) -> list[ToolCall]:
-        """The calls made so far, in the order they finished."""
+        """Completed calls, in the order they ended (replayed ones included)."""
         return self.ledger.calls
+
+    def record(self) -> tuple[ToolCall, ...]:
+        """Every call: the completed ones in the order they ended, then those still in flight, as they started."""
+        return self.ledger.so_far()
 
     def namespace(self) -> Namespace:
         """The sandbox namespace the model's code sees as `tools`."""

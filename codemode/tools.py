@@ -36,8 +36,8 @@ class Tool:
 
     name: str
     """The original name, used by the host (and MCP) to call the tool."""
-    alias: str
-    """A Python identifier the model uses: `tools.<alias>(...)`."""
+    alias: str = ""
+    """A Python identifier the model uses: `tools.<alias>(...)`; by default the name's portable alias."""
     description: str
     """What the tool does, for the model."""
     parameters: JsonObject
@@ -54,6 +54,10 @@ class Tool:
     """Timeout, calls in flight and rate for this tool's calls."""
     arguments: Arguments | None = field(default=None, compare=False, repr=False)
     """For a Python function's tool: converts validated JSON arguments to the handler's annotated types."""
+
+    def __post_init__(self) -> None:
+        if not self.alias:
+            object.__setattr__(self, "alias", portable_alias(self.name))  # frozen: set once, while being made
 
 
 class Arguments:
@@ -141,7 +145,6 @@ def tool_from_function(
         summary = f"{summary}\n\nReturns: {doc.returns}".strip()
     return Tool(
         name=tool_name,
-        alias=portable_alias(tool_name),
         description=summary,
         parameters=parameters,
         returns=returns,

@@ -22,7 +22,6 @@ from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
-from sandbox._types import CURRENT_GUARDS
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -63,8 +62,7 @@ async def run_code(
     facade = AsyncioFacade()
     value: Any = None
     error: RunError | None = None
-    context_token = CURRENT_GUARDS.set(guards)  # copied into the run's task with the rest of the context
-    repeat_token = REPEAT.set(repeat)
+    repeat_token = REPEAT.set(repeat)  # copied into the run's task with the rest of the context
     try:
         namespace = _globals(guards, output, calls, facade, functions, error_names)
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
@@ -77,7 +75,6 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = describe_exception(exc, compiled)
     finally:
-        CURRENT_GUARDS.reset(context_token)
         REPEAT.reset(repeat_token)
         guards.finish()
         guards.close_unawaited()

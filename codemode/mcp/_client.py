@@ -225,7 +225,6 @@ class _Link:
 
         return Tool(
             name=name,
-            alias=portable_alias(name),
             description=mcp_tool.description or mcp_tool.title or "",
             parameters=mcp_tool.input_schema,
             returns=mcp_tool.output_schema,

@@ -86,12 +86,15 @@ class HttpApi:
         for scheme in chosen(operation.security, self.schemes, self.credentials):
             apply(scheme, self.credentials[scheme.name], request.headers, request.query)
         async with self.limiter, self._client() as client:
-            response, body = await self._send(client, operation, request)
+            response, body, attempts = await self._send(client, operation, request)
+        if response.status_code >= 400:
+            raise tool_error(self._error_message(operation, response, body, attempts))
         return self._result(operation, response, body)
 
     async def _send(
         self, client: httpx2.AsyncClient, operation: Operation, parts: _RequestParts
-    ) -> tuple[httpx2.Response, bytes]:
+    ) -> tuple[httpx2.Response, bytes, int]:
+        """The response and its (bounded) body, and how many times the request was sent."""
         what = f"`{operation.method} {operation.path}`"
         headers = {**self.headers, **parts.headers}
         url = f"{self.base_url}{parts.path}"
@@ -110,11 +113,9 @@ class HttpApi:
             except httpx2.HTTPError as error:
                 detail = self.redactor.text(f"{type(error).__name__}: {error}")
                 raise tool_error(f"cannot reach {self.label!r} for {what}: {detail}") from None
-            if response.status_code not in _RETRIED or attempt == self.max_retries:
-                return response, body
             wait = _retry_after(response, attempt)
-            if wait > self.max_retry_wait:
-                return response, body
+            if response.status_code not in _RETRIED or attempt == self.max_retries or wait > self.max_retry_wait:
+                return response, body, attempt + 1
             await anyio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns")
 
@@ -129,9 +130,7 @@ class HttpApi:
         return b"".join(chunks)
 
     def _result(self, operation: Operation, response: httpx2.Response, body: bytes) -> JsonValue:
-        media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if response.status_code >= 400:
-            raise tool_error(self._error_message(operation, response, media, body))
+        media = _media(response)
         over = len(body) > self.max_response
         if not body.strip():
             return None
@@ -149,10 +148,10 @@ class HttpApi:
             return f"[{media} response of {len(body):,}{'+' if over else ''} bytes, not shown]"
         return self.redactor.text(_bounded(_decode(response, body), self.max_text, over=over))
 
-    def _error_message(self, operation: Operation, response: httpx2.Response, media: str, body: bytes) -> str:
+    def _error_message(self, operation: Operation, response: httpx2.Response, body: bytes, attempts: int) -> str:
         message = ""
         text = _decode(response, body).strip()
-        if _is_json(media) or text[:1] in ("{", "["):
+        if _is_json(_media(response)) or text[:1] in ("{", "["):
             with contextlib.suppress(ValueError):
                 message = _api_message(json.loads(text))
         message = message or " ".join(text.split())
@@ -160,9 +159,10 @@ class HttpApi:
         retry = ""
         if response.status_code in _RETRIED:
             after = response.headers.get("retry-after")
-            retry = f" (tried {self.max_retries + 1} times" + (
-                f"; the API asks to retry after {after!r})" if after else ")"
-            )
+            sent = "once" if attempts == 1 else f"{attempts} times"
+            wait = _retry_after(response, attempts - 1)
+            over = f", more than the {self.max_retry_wait:g} s the host waits" if wait > self.max_retry_wait else ""
+            retry = f" (sent {sent}" + (f"; the API asks to retry after {after!r} s{over})" if after else ")")
         detail = f": {_bounded(message, _MAX_ERROR_CHARS)}" if message else ""
         return self.redactor.text(f"`{operation.method} {operation.path}` failed with {status}{retry}{detail}")
 
@@ -280,6 +280,10 @@ def _api_message(data: JsonValue) -> str:
         if key in data and (found := _api_message(data[key])):
             return found
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _media(response: httpx2.Response) -> str:
+    return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def _is_json(media: str) -> bool:

@@ -132,7 +132,7 @@ class _Reader:
             required: list[JsonValue] = list(combined.required)
             shape["required"] = required
         shape["additionalProperties"] = False
-        tags = tuple(tag for tag in _list(op.get("tags")) if isinstance(tag, str))
+        tags = tuple(tag for tag in as_list(op.get("tags")) if isinstance(tag, str))
         return Operation(
             name=_name(op, method, path, names),
             method=method.upper(),
@@ -152,7 +152,7 @@ class _Reader:
         self, item: JsonObject, op: JsonObject, base: str, bundle: SchemaBundle
     ) -> tuple[list[Input], Body | None]:
         merged: dict[tuple[str, str], tuple[JsonObject, str]] = {}
-        for raw in [*_list(item.get("parameters")), *_list(op.get("parameters"))]:
+        for raw in [*as_list(item.get("parameters")), *as_list(op.get("parameters"))]:
             parameter, where = self.documents.deref(raw, base)
             merged[(str(parameter.get("name")), str(parameter.get("in")))] = (parameter, where)  # the operation's win
         inputs: list[Input] = []
@@ -194,7 +194,7 @@ class _Reader:
         )
 
     def _swagger2_body(self, parameter: JsonObject, where: str, bundle: SchemaBundle, op: JsonObject) -> Body:
-        consumes = _list(op.get("consumes", self.documents.root.get("consumes"))) or ["application/json"]
+        consumes = as_list(op.get("consumes", self.documents.root.get("consumes"))) or ["application/json"]
         media = next((str(m) for m in consumes if _is_json(str(m))), str(consumes[0]))
         return Body(
             schema=bundle.schema(parameter.get("schema", {}), where),
@@ -217,7 +217,7 @@ class _Reader:
             properties[name] = bundle.schema(sub, where)
             if parameter.get("required") is True:
                 required.append(name)
-        consumes = [str(m) for m in _list(op.get("consumes", self.documents.root.get("consumes")))]
+        consumes = [str(m) for m in as_list(op.get("consumes", self.documents.root.get("consumes")))]
         media = "multipart/form-data" if "multipart/form-data" in consumes else "application/x-www-form-urlencoded"
         schema: JsonObject = {"type": "object", "properties": properties, "required": required}
         return Body(schema=schema, kind=_body_kind(media), media_type=media, required=bool(required))
@@ -298,10 +298,10 @@ def _server(doc: JsonObject, *, swagger: bool) -> str | None:
         host = doc.get("host")
         if not isinstance(host, str):
             return None
-        schemes = _list(doc.get("schemes")) or ["https"]
+        schemes = as_list(doc.get("schemes")) or ["https"]
         scheme = "https" if "https" in schemes else str(schemes[0])
         return f"{scheme}://{host}{doc.get('basePath', '')}".rstrip("/")
-    servers = _list(doc.get("servers"))
+    servers = as_list(doc.get("servers"))
     if not servers:
         return None
     server = as_dict(servers[0])
@@ -311,7 +311,8 @@ def _server(doc: JsonObject, *, swagger: bool) -> str | None:
     return url.rstrip("/") or None
 
 
-def _list(value: JsonValue) -> list[JsonValue]:
+def as_list(value: JsonValue) -> list[JsonValue]:
+    """`value` if it is a list, else `[]`."""
     return value if isinstance(value, list) else []
 
 

@@ -9,6 +9,7 @@ one `httpx2.AsyncClient` for all its calls; outside it, each call opens its own.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,10 @@ from urllib.parse import urljoin, urlsplit
 
 import anyio
 
-from codemode._naming import portable_alias
 from codemode.errors import CatalogError
 from codemode.openapi._documents import DocumentError, Documents, is_url, parse_document, read_location
 from codemode.openapi._http import HttpApi
-from codemode.openapi._operations import Description, Operation, read_description
+from codemode.openapi._operations import Description, Operation, as_dict, as_list, read_description
 from codemode.openapi._security import Redactor
 from codemode.tools import Tool
 
@@ -158,7 +158,8 @@ class OpenApiSources:
             if self._stack is not None:
                 http.client = await self._stack.enter_async_context(http.new_client())
             self._apis.append(http)
-            registered += self._register(api, http, [op for op in description.operations if _wanted(api, op)])
+            operations = [_host_filled(op, http) for op in description.operations if _wanted(api, op)]
+            registered += self._register(api, http, operations)
         return registered
 
     def _register(self, api: OpenApi, http: HttpApi, operations: list[Operation]) -> list[Tool]:
@@ -228,6 +229,30 @@ def _wanted(api: OpenApi, operation: Operation) -> bool:
     return not keys & set(api.exclude)
 
 
+def _host_filled(operation: Operation, http: HttpApi) -> Operation:
+    """The operation without the parameters a credential fills (an API key also declared as a header parameter)."""
+    filled = {
+        (scheme.location, scheme.parameter.lower() if scheme.location == "header" else scheme.parameter)
+        for scheme in http.schemes.values()
+        if scheme.kind == "apiKey" and scheme.name in http.credentials
+    }
+    dropped = {
+        binding.argument
+        for binding in operation.bindings
+        if (binding.location, binding.name.lower() if binding.location == "header" else binding.name) in filled
+    }
+    if not dropped:
+        return operation
+    parameters = dict(operation.parameters)
+    parameters["properties"] = {k: v for k, v in as_dict(parameters.get("properties")).items() if k not in dropped}
+    required = [name for name in as_list(parameters.get("required")) if name not in dropped]
+    parameters.pop("required", None)
+    if required:
+        parameters["required"] = required
+    bindings = tuple(binding for binding in operation.bindings if binding.argument not in dropped)
+    return dataclasses.replace(operation, parameters=parameters, bindings=bindings)
+
+
 def _tool(http: HttpApi, operation: Operation, prefix: str) -> Tool:
     async def call(**arguments: JsonValue) -> JsonValue:
         return await http.call(operation, arguments)
@@ -236,7 +261,6 @@ def _tool(http: HttpApi, operation: Operation, prefix: str) -> Tool:
     parameters: JsonObject = operation.parameters
     return Tool(
         name=name,
-        alias=portable_alias(name),
         description=operation.description,
         parameters=parameters,
         returns=operation.returns,

@@ -307,7 +307,12 @@ await tools.refund(order_id="A1", amount=order["total"])
     assert timed_out.run.error is not None
     assert timed_out.run.error.kind == "timeout"
     assert timed_out.text == snapshot(
-        "Error: the code ran out of time (waiting on tools or sleeps?); do less per run\n(the resumed run stopped before it reached `tools.refund(...)`, which was not made)"
+        """\
+Error: the code ran out of time (waiting on tools or sleeps?); do less per run
+Tool calls before the run stopped: 1 completed (1 ok, 0 failed):
+  ok     get_order(order_id="A1")
+(the resumed run stopped before it reached `tools.refund(...)`, which was not made)\
+"""
     )
     assert shop.made == {"get_order": 1, "get_order:A1": 1}
     assert state.approval is None
