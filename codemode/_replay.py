@@ -95,9 +95,12 @@ class Record:
     """The index in `calls` of the call that needs approval."""
     reason: str | None = None
     """Why it needs approval."""
+    variables: JsonObject | None = None
+    """The variables the run started with (`CodeMode(persist_variables=True)`), or None."""
 
     def to_json(self) -> JsonObject:
         return {
+            "variables": self.variables,
             "v": VERSION,
             "code": self.code,
             "seed": self.seed,
@@ -116,9 +119,19 @@ class Record:
             raise ApprovalError("the approval record is malformed")
         if not isinstance(calls, list) or not isinstance(pending, int) or not 0 <= pending < len(calls):
             raise ApprovalError("the approval record is malformed")
-        reason = data.get("reason")
+        reason, variables = data.get("reason"), data.get("variables")
+        if variables is not None and not isinstance(variables, dict):
+            raise ApprovalError("the approval record is malformed")
         entries = tuple(Entry.from_json(entry) for entry in calls)
-        return cls(code=code, seed=seed, clock=float(clock), calls=entries, pending=pending, reason=_text(reason))
+        return cls(
+            code=code,
+            seed=seed,
+            clock=float(clock),
+            calls=entries,
+            pending=pending,
+            reason=_text(reason),
+            variables=variables,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -247,13 +260,15 @@ class Ledger:
         ]
         return (*self.calls, *running)
 
-    def paused(self, *, code: str, seed: int, clock: float) -> Record | None:
+    def paused(self, *, code: str, seed: int, clock: float, variables: JsonObject | None) -> Record | None:
         """The record of a run that paused with every issued call accounted for, else None."""
         if self.pending is None or self.diverged is not None or any(entry is None for entry in self.entries):
             return None
         entries = tuple(entry for entry in self.entries if entry is not None)
         index, reason = self.pending
-        return Record(code=code, seed=seed, clock=clock, calls=entries, pending=index, reason=reason)
+        return Record(
+            code=code, seed=seed, clock=clock, calls=entries, pending=index, reason=reason, variables=variables
+        )
 
     def _replayed(self, index: int, entry: Entry) -> JsonValue:
         self.entries[index] = entry

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._persistence import carry_over
 from codemode._replay import Decision, Ledger, PendingApproval, Record, pending_from, sign, verify
 from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
@@ -37,6 +38,7 @@ from sandbox import Limits, RunError, RunResult, Sandbox
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from codemode._json import JsonValue
     from codemode.catalog import Catalog
     from codemode.search import SearchOption
 
@@ -57,6 +59,8 @@ class ExecuteResult:
     """What the announcement holds, as data."""
     value_truncated: bool = False
     """Whether `text` shows the returned value cut at the display limit (`run.value` is whole)."""
+    code: str = ""
+    """The code that ran."""
     pending: PendingApproval | None = None
     """The call the run stopped at because it needs a person's approval (`CodeMode.resume` continues it)."""
 
@@ -85,6 +89,9 @@ class CodeMode:
         max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
         policy: Hooks before and after each tool call, per-tool limits and the key that signs approval records
             (see `codemode.policy`); by default no hooks and a key for this process only.
+        persist_variables: Keep the top-level variables a run leaves that convert to JSON for the next run of
+            the same conversation. They live in the state (`DiscoveryState.variables`, JSON), never in a worker,
+            within `Limits.variables` bytes; the names not kept are listed in the result.
 
     Raises:
         ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
@@ -103,6 +110,7 @@ class CodeMode:
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
         policy: Policy | None = None,
+        persist_variables: bool = False,
     ) -> None:
         settings = [
             f"{name}=..." for name, value in (("limits", limits), ("isolation", isolation)) if value is not None
@@ -115,6 +123,8 @@ class CodeMode:
         self.catalog = catalog
         self.policy = policy or Policy()
         self._may_ask: tuple[int, bool] = (-1, False)
+        self.persist_variables = persist_variables
+        """Whether runs of one conversation keep their variables."""
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
         self.limits = self.sandbox.limits
@@ -124,7 +134,9 @@ class CodeMode:
         self._search = CatalogSearch(catalog, search)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(
-            limits=self.limits, loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred]
+            limits=self.limits,
+            loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred],
+            persist_variables=persist_variables,
         )
         """The `code` tool: the same bytes for the life of this object."""
 
@@ -161,7 +173,10 @@ class CodeMode:
         state.approval = None
         repeatable = self._repeatable()
         seed = secrets.randbits(63) if repeatable else None
-        return await self._run(code, state, Ledger(self.policy), seed=seed, clock=time.time() if repeatable else None)
+        clock = time.time() if repeatable else None
+        return await self._run(
+            code, state, Ledger(self.policy), seed=seed, clock=clock, variables=self._variables(state)
+        )
 
     async def resume(self, state: DiscoveryState, *, approved: bool, reason: str | None = None) -> ExecuteResult:
         """Continue the run that `state`'s pending approval stopped, with a person's decision.
@@ -175,7 +190,9 @@ class CodeMode:
         record = self._record(state)
         state.approval = None
         ledger = Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason))
-        return await self._run(record.code, state, ledger, seed=record.seed, clock=record.clock)
+        return await self._run(
+            record.code, state, ledger, seed=record.seed, clock=record.clock, variables=record.variables
+        )
 
     def pending(self, state: DiscoveryState) -> PendingApproval | None:
         """The call `state` is waiting on a decision for, or None.
@@ -200,7 +217,14 @@ class CodeMode:
         return answer
 
     async def _run(
-        self, code: str, state: DiscoveryState, ledger: Ledger, *, seed: int | None, clock: float | None
+        self,
+        code: str,
+        state: DiscoveryState,
+        ledger: Ledger,
+        *,
+        seed: int | None,
+        clock: float | None,
+        variables: dict[str, JsonValue] | None,
     ) -> ExecuteResult:
         runtime = ToolRuntime(
             catalog=self.catalog,
@@ -211,17 +235,25 @@ class CodeMode:
             ledger=ledger,
         )
         run = await self.sandbox.run(
-            code, functions={"tools": runtime.namespace()}, error_names=(ERROR_NAME,), seed=seed, clock=clock
+            code,
+            functions={"tools": runtime.namespace()},
+            error_names=(ERROR_NAME,),
+            variables=variables,
+            seed=seed,
+            clock=clock,
         )
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
         announced.apply(state)
-        run, pending, note = self._settle(run, code, state, ledger, seed=seed, clock=clock)
+        run, pending, note = self._settle(run, code, state, ledger, seed=seed, clock=clock, variables=variables)
+        # a paused run has not finished: the state keeps the variables it started from, for the resumed run
+        notes = carry_over(state, run, persist=self.persist_variables and pending is None)
         calls = runtime.record()
         text, value_truncated = render_text(run, calls)
         return ExecuteResult(
-            text=pending_text(pending) if pending else text + note,
+            code=code,
+            text=pending_text(pending) if pending else "\n".join([text + note, *notes]),
             announcement=announced.text() if announced else None,
             run=run,
             calls=calls,
@@ -230,8 +262,21 @@ class CodeMode:
             pending=pending,
         )
 
+    def _variables(self, state: DiscoveryState) -> dict[str, JsonValue] | None:
+        if not self.persist_variables:
+            return None
+        return {name: value for name, value in state.variables.items() if name not in ("tools", ERROR_NAME)}
+
     def _settle(
-        self, run: RunResult, code: str, state: DiscoveryState, ledger: Ledger, *, seed: int | None, clock: float | None
+        self,
+        run: RunResult,
+        code: str,
+        state: DiscoveryState,
+        ledger: Ledger,
+        *,
+        seed: int | None,
+        clock: float | None,
+        variables: dict[str, JsonValue] | None,
     ) -> tuple[RunResult, PendingApproval | None, str]:
         """The run as the model reads it, the pending approval it stopped at (recorded in `state`), and a note."""
         replay = ledger.replay
@@ -245,7 +290,7 @@ class CodeMode:
                 "the same calls in the same order; run the code again to start over"
             )
             return dataclasses.replace(run, value=None, error=RunError(kind="runtime", message=message)), None, ""
-        record = ledger.paused(code=code, seed=seed or 0, clock=clock or 0.0)
+        record = ledger.paused(code=code, seed=seed or 0, clock=clock or 0.0, variables=variables)
         if record is None or seed is None or clock is None:
             return run, None, ""
         state.approval = sign(record, self.policy.secret)

@@ -23,12 +23,14 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from sandbox._hostcall import Call, HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
+from sandbox.limits import timeout_message
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
 if TYPE_CHECKING:
     from anyio.abc import Process
 
     from sandbox._dispatch import Dispatcher
+    from sandbox._jsonvalue import JsonValue
     from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
@@ -104,6 +106,7 @@ class WorkerProcess:
         limits: Limits,
         dispatcher: Dispatcher,
         error_names: tuple[str, ...],
+        variables: dict[str, JsonValue] | None = None,
         repeat: Repeat | None = None,
     ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
@@ -121,6 +124,7 @@ class WorkerProcess:
                     "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
+                    "variables": variables,
                     **({"repeat": {"seed": repeat.seed, "clock": repeat.clock}} if repeat else {}),
                 }
             )
@@ -155,8 +159,7 @@ class WorkerProcess:
             return RunResult(
                 error=RunError(
                     kind="timeout",
-                    message=f"the code ran past its {limits.timeout:g} s limit and was stopped (a slow regular "
-                    "expression or one huge operation?); do less per run",
+                    message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
                 )
             )
         self.healthy = not self._reply_failed

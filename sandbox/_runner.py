@@ -22,6 +22,8 @@ from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
+from sandbox._variables import Keeper
+from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -49,14 +51,22 @@ async def run_code(
     bridge: Bridge,
     functions: FunctionKinds,
     error_names: Iterable[str] = (),
+    variables: dict[str, JsonValue] | None = None,
     repeat: Repeat | None = None,
 ) -> RunResult:
-    """Compile and run `source`; every outcome is a result."""
+    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`)."""
     started = time.monotonic()
-    compiled = compile_code(source, max_source=limits.source)
+    names = tuple(error_names)
+    keeper = None if variables is None else Keeper(variables)
+    compiled = compile_code(source, max_source=limits.source, variables=variables)
     if isinstance(compiled, RunError):
-        return RunResult(error=compiled, duration=time.monotonic() - started)
-    guards = Guards(operations=limits.operations, deadline=started + limits.timeout, max_size=limits.max_size)
+        return RunResult(error=compiled, duration=time.monotonic() - started, variables=variables)
+    guards = Guards(
+        operations=limits.operations,
+        deadline=started + limits.timeout,
+        timeout=limits.timeout,
+        max_size=limits.max_size,
+    )
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
     facade = AsyncioFacade()
@@ -64,7 +74,9 @@ async def run_code(
     error: RunError | None = None
     repeat_token = REPEAT.set(repeat)  # copied into the run's task with the rest of the context
     try:
-        namespace = _globals(guards, output, calls, facade, functions, error_names)
+        namespace = _globals(guards, output, calls, facade, functions, names)
+        if keeper is not None:
+            namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         value = await _run_main(namespace[MAIN](), facade, limits.timeout - (time.monotonic() - started), guards)
         error = _unawaited_error(calls)
@@ -82,6 +94,7 @@ async def run_code(
         await guards.close_async_generators()
     if error is None:
         value, error = _check_value(value, limits)
+    kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
     return RunResult(
         value=value if error is None else None,
         stdout=output.text(),
@@ -89,6 +102,9 @@ async def run_code(
         calls=calls.count,
         duration=time.monotonic() - started,
         names=tuple(calls.names),
+        assigned=compiled.assigned,
+        variables=kept,
+        dropped_variables=dropped,
     )
 
 
@@ -118,7 +134,7 @@ async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Gu
     try:
         done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
         if not done:
-            stop = guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
+            stop = guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
             task.cancel()
             await asyncio.wait({task}, timeout=0.5)
             raise stop

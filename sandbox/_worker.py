@@ -125,6 +125,7 @@ class Worker:
                 bridge=self.bridge_for(run_id),
                 functions=message["functions"],
                 error_names=message.get("error_names") or (),
+                variables=message.get("variables"),
                 repeat=Repeat(**message["repeat"]) if message.get("repeat") else None,
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result

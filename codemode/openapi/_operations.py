@@ -249,12 +249,12 @@ class _Reader:
             bundle = SchemaBundle(self.documents, defs_key=self.defs_key, drop="writeOnly")
             if self.swagger:
                 if "schema" not in response:
-                    return {"type": "null"} if code == "204" or len(codes) == 1 else None
+                    return {"type": "null"} if code == "204" else None
                 schema = bundle.schema(response["schema"], where)
             else:
                 content = as_dict(response.get("content"))
                 if not content:
-                    return {"type": "null"} if code == "204" or len(codes) == 1 else None
+                    return {"type": "null"} if code == "204" else None
                 media = next((m for m in content if _is_json(m)), None)
                 if media is None:
                     return {"type": "string"}

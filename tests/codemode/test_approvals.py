@@ -308,7 +308,7 @@ await tools.refund(order_id="A1", amount=order["total"])
     assert timed_out.run.error.kind == "timeout"
     assert timed_out.text == snapshot(
         """\
-Error: the code ran out of time (waiting on tools or sleeps?); do less per run
+Error: the code ran past its 0.1 s time limit waiting on tools or sleeps; do less per run, or split the work over several runs
 Tool calls before the run stopped: 1 completed (1 ok, 0 failed):
   ok     get_order(order_id="A1")
 (the resumed run stopped before it reached `tools.refund(...)`, which was not made)\
@@ -316,3 +316,19 @@ Tool calls before the run stopped: 1 completed (1 ok, 0 failed):
     )
     assert shop.made == {"get_order": 1, "get_order:A1": 1}
     assert state.approval is None
+
+
+async def test_a_paused_run_with_kept_variables_resumes_from_the_variables_it_started_with() -> None:
+    """With `persist_variables`, the replay starts from the variables of the paused run, and keeps its own after."""
+    shop = make_shop()
+    cm = CodeMode(shop.catalog, isolation="inline", persist_variables=True, policy=Policy(secret=SECRET))
+    async with cm:
+        state = cm.new_state()
+        await cm.execute("amount = 150", state)
+        paused = await cm.execute('amount = amount + 1\nawait tools.refund(order_id="A1", amount=amount)', state)
+        assert paused.pending is not None
+        assert state.variables == {"amount": 150}
+        done = await cm.resume(state, approved=True)
+    assert done.ok, done.text
+    assert state.variables == {"amount": 151}
+    assert shop.made == {"refund": 1}

@@ -26,7 +26,7 @@ class _Server:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -53,18 +53,22 @@ class _Server:
 class Echo(_Server):
     """Answers each request with its method, path, query, headers and body, as JSON.
 
-    `/slow` holds each request for a moment and counts how many it held at once, in `most_at_once`.
+    `/slow` holds each request for a moment and counts how many it held at once, in `most_at_once`; a path in
+    `documents` gets that JSON document (an OpenAPI description served over HTTP).
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.at_once = 0
         self.most_at_once = 0
+        self.documents: dict[str, Any] = {}
 
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], Any]:
         """What was received; `/text` and `/image` give a long text and a PNG instead."""
         self.requests.append((method, target, headers))
         url = urlsplit(target)
+        if url.path in self.documents:
+            return 200, {}, self.documents[url.path]
         if url.path.endswith("/slow"):
             with self._lock:
                 self.at_once += 1
