@@ -19,11 +19,13 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import json
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._observe import EventListener, Observer
 from codemode._persistence import carry_over
 from codemode._replay import Decision, Ledger, PendingApproval, Record, pending_from, sign, verify
 from codemode._text import render_text
@@ -31,16 +33,21 @@ from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ApprovalError
 from codemode.policy import Policy
+from codemode.runlog import RunLog, log_record
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
 from codemode.search import CatalogSearch
 from sandbox import Limits, RunError, RunResult, Sandbox
 
 if TYPE_CHECKING:
+    import os
     from types import TracebackType
 
     from codemode._json import JsonValue
+    from codemode._observe import Listener
     from codemode.catalog import Catalog
+    from codemode.events import EventSink
     from codemode.search import SearchOption
+    from codemode.tracing import Tracing
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,6 +76,10 @@ class ExecuteResult:
         """Whether the code ran to its end without error."""
         return self.run.ok and self.pending is None
 
+    def log_line(self) -> str:
+        """This result as one JSON line for a person to read: the code, each call, the outcome, output sizes."""
+        return json.dumps(log_record(self), ensure_ascii=False)
+
 
 class CodeMode:
     """A catalog of any size behind one `code` tool whose definition never changes.
@@ -92,6 +103,10 @@ class CodeMode:
         persist_variables: Keep the top-level variables a run leaves that convert to JSON for the next run of
             the same conversation. They live in the state (`DiscoveryState.variables`, JSON), never in a worker,
             within `Limits.variables` bytes; the names not kept are listed in the result.
+        tracing: OpenTelemetry spans for each `execute` and its tool calls and searches: `True`, or a
+            `codemode.tracing.Tracing` to choose the provider and what is recorded (needs the `otel` extra).
+        log: A file (or `RunLog`) to append one JSON line per `execute` to: the code, each call with its
+            arguments, duration and outcome, the output size (see `codemode.runlog`).
 
     Raises:
         ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
@@ -111,6 +126,8 @@ class CodeMode:
         max_tool_result: int = 1024 * 1024,
         policy: Policy | None = None,
         persist_variables: bool = False,
+        tracing: Tracing | bool = False,
+        log: RunLog | str | os.PathLike[str] | None = None,
     ) -> None:
         settings = [
             f"{name}=..." for name, value in (("limits", limits), ("isolation", isolation)) if value is not None
@@ -125,6 +142,8 @@ class CodeMode:
         self._may_ask: tuple[int, bool] = (-1, False)
         self.persist_variables = persist_variables
         """Whether runs of one conversation keep their variables."""
+        self._tracing = _tracing(tracing)
+        self._log = log if isinstance(log, RunLog) or log is None else RunLog(log)
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
         self.limits = self.sandbox.limits
@@ -165,20 +184,34 @@ class CodeMode:
         """The discovery state of a conversation, from the texts of its messages."""
         return DiscoveryState.from_history(texts)
 
-    async def execute(self, code: str, state: DiscoveryState) -> ExecuteResult:
-        """Run the model's code; `state` records what gets announced, and a pending approval if one stops it.
+    async def execute(self, code: str, state: DiscoveryState, *, on_event: EventSink | None = None) -> ExecuteResult:
+        """Run the model's code; `state` records what gets announced, the variables kept, and a pending approval.
 
         A pending approval already in `state` is dropped: new code means the model moved on.
+
+        Args:
+            code: The model's Python source.
+            state: The conversation's state; updated in place.
+            on_event: Called as each tool call starts and ends (`codemode.events`), to show a long run live.
         """
         state.approval = None
         repeatable = self._repeatable()
-        seed = secrets.randbits(63) if repeatable else None
-        clock = time.time() if repeatable else None
-        return await self._run(
-            code, state, Ledger(self.policy), seed=seed, clock=clock, variables=self._variables(state)
+        plan = _Plan(
+            ledger=Ledger(self.policy),
+            seed=secrets.randbits(63) if repeatable else None,
+            clock=time.time() if repeatable else None,
+            variables=self._variables(state),
         )
+        return await self._observed(code, state, on_event, plan)
 
-    async def resume(self, state: DiscoveryState, *, approved: bool, reason: str | None = None) -> ExecuteResult:
+    async def resume(
+        self,
+        state: DiscoveryState,
+        *,
+        approved: bool,
+        reason: str | None = None,
+        on_event: EventSink | None = None,
+    ) -> ExecuteResult:
         """Continue the run that `state`'s pending approval stopped, with a person's decision.
 
         The same code runs again: calls already made get their recorded results (their handlers do not run
@@ -189,10 +222,13 @@ class CodeMode:
         """
         record = self._record(state)
         state.approval = None
-        ledger = Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason))
-        return await self._run(
-            record.code, state, ledger, seed=record.seed, clock=record.clock, variables=record.variables
+        plan = _Plan(
+            ledger=Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason)),
+            seed=record.seed,
+            clock=record.clock,
+            variables=record.variables,
         )
+        return await self._observed(record.code, state, on_event, plan)
 
     def pending(self, state: DiscoveryState) -> PendingApproval | None:
         """The call `state` is waiting on a decision for, or None.
@@ -216,15 +252,24 @@ class CodeMode:
             self._may_ask = (self.catalog.version, answer)
         return answer
 
-    async def _run(
-        self,
-        code: str,
-        state: DiscoveryState,
-        ledger: Ledger,
-        *,
-        seed: int | None,
-        clock: float | None,
-        variables: dict[str, JsonValue] | None,
+    async def _observed(
+        self, code: str, state: DiscoveryState, on_event: EventSink | None, plan: _Plan
+    ) -> ExecuteResult:
+        if self._tracing is None:
+            result = await self._execute(code, state, on_event, None, plan)
+        else:
+            from codemode.tracing import RunTrace  # the optional `otel` extra, imported when tracing is on
+
+            trace = RunTrace(self._tracing, code)
+            with trace.current():
+                result = await self._execute(code, state, on_event, trace, plan)
+                trace.finish(result)
+        if self._log is not None:
+            self._log.write(result)
+        return result
+
+    async def _execute(
+        self, code: str, state: DiscoveryState, on_event: EventSink | None, trace: Listener | None, plan: _Plan
     ) -> ExecuteResult:
         runtime = ToolRuntime(
             catalog=self.catalog,
@@ -232,24 +277,28 @@ class CodeMode:
             cache=self._cache,
             hide_errors=self._hide_errors,
             max_result=self._max_tool_result,
-            ledger=ledger,
+            ledger=plan.ledger,
         )
+        listeners = [*([trace] if trace is not None else []), *([EventListener(on_event)] if on_event else [])]
+        observer = Observer(runtime, listeners) if listeners else None
         run = await self.sandbox.run(
             code,
-            functions={"tools": runtime.namespace()},
+            functions={"tools": runtime.namespace() if observer is None else observer.namespace()},
             error_names=(ERROR_NAME,),
-            variables=variables,
-            seed=seed,
-            clock=clock,
+            variables=plan.variables,
+            seed=plan.seed,
+            clock=plan.clock,
         )
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
         announced.apply(state)
-        run, pending, note = self._settle(run, code, state, ledger, seed=seed, clock=clock, variables=variables)
+        run, pending, note = self._settle(run, code, state, plan)
         # a paused run has not finished: the state keeps the variables it started from, for the resumed run
         notes = carry_over(state, run, persist=self.persist_variables and pending is None)
         calls = runtime.record()
+        if observer is not None:
+            observer.finish(calls)
         text, value_truncated = render_text(run, calls)
         return ExecuteResult(
             code=code,
@@ -268,17 +317,10 @@ class CodeMode:
         return {name: value for name, value in state.variables.items() if name not in ("tools", ERROR_NAME)}
 
     def _settle(
-        self,
-        run: RunResult,
-        code: str,
-        state: DiscoveryState,
-        ledger: Ledger,
-        *,
-        seed: int | None,
-        clock: float | None,
-        variables: dict[str, JsonValue] | None,
+        self, run: RunResult, code: str, state: DiscoveryState, plan: _Plan
     ) -> tuple[RunResult, PendingApproval | None, str]:
         """The run as the model reads it, the pending approval it stopped at (recorded in `state`), and a note."""
+        ledger = plan.ledger
         replay = ledger.replay
         if replay is not None and not ledger.reached_decision and run.error and run.error.kind == "timeout":
             alias = _alias(self.catalog, replay.calls[replay.pending].tool)
@@ -290,8 +332,10 @@ class CodeMode:
                 "the same calls in the same order; run the code again to start over"
             )
             return dataclasses.replace(run, value=None, error=RunError(kind="runtime", message=message)), None, ""
-        record = ledger.paused(code=code, seed=seed or 0, clock=clock or 0.0, variables=variables)
-        if record is None or seed is None or clock is None:
+        if plan.seed is None or plan.clock is None:
+            return run, None, ""
+        record = ledger.paused(code=code, seed=plan.seed, clock=plan.clock, variables=plan.variables)
+        if record is None:
             return run, None, ""
         state.approval = sign(record, self.policy.secret)
         return run, pending_from(state.approval, record, self.catalog.get), ""
@@ -311,3 +355,21 @@ def pending_text(pending: PendingApproval) -> str:
         f"Paused: `tools.{pending.alias}(...)` needs a person's approval{why}, so the run stopped before making "
         f"it{earlier}. The run continues from there once someone decides."
     )
+
+
+def _tracing(tracing: Tracing | bool) -> Tracing | None:
+    if tracing is False:
+        return None
+    from codemode.tracing import Tracing  # the optional `otel` extra, imported only when tracing is asked for
+
+    return Tracing() if tracing is True else tracing
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Plan:
+    """How one run goes: its ledger (fresh, or replaying a record), and what makes it repeatable."""
+
+    ledger: Ledger
+    seed: int | None
+    clock: float | None
+    variables: dict[str, JsonValue] | None

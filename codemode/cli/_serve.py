@@ -9,6 +9,7 @@ import anyio
 
 from codemode.cli._catalogs import (
     add_config_argument,
+    add_log_argument,
     add_persist_argument,
     add_search_argument,
     report_failures,
@@ -36,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--isolation", choices=["process", "inline"], default="process")
     add_persist_argument(parser)
     add_search_argument(parser)
+    add_log_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -60,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 isolation=args.isolation,
                 search=args.search,
                 persist_variables=args.persist_variables,
+                log=args.log,
             ) as cm:
                 if args.transport == "http":
                     await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
