@@ -31,10 +31,10 @@ from codemode._replay import Decision, Ledger, PendingApproval, Record, pending_
 from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
-from codemode.errors import ApprovalError
+from codemode.errors import ERROR_NAME, ApprovalError
 from codemode.policy import Policy
 from codemode.runlog import RunLog, log_record
-from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
+from codemode.runtime import CatalogStubs, StubCache, ToolCall, ToolRuntime
 from codemode.search import CatalogSearch
 from sandbox import Limits, RunError, RunResult, Sandbox
 

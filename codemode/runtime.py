@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pydantic
 
+from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
 from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
 from codemode._naming import close_matches
 from codemode._results import to_json
 from codemode.errors import ToolError
+from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
 from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, Namespace
@@ -31,15 +33,11 @@ if TYPE_CHECKING:
     from codemode.catalog import Catalog
     from codemode.tools import Arguments, Tool
 
-ERROR_NAME = "ToolError"
+DIR_TOOLS = 100
+"""`dir(tools)` lists the tools' names too in a catalog of at most this many."""
 MAX_QUERIES = 10
 """The most queries one `tools.search([...])` call may merge."""
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
-
-
-def tool_error(message: str) -> FunctionError:
-    """An error the model sees as `ToolError: <message>`."""
-    return FunctionError(message, type_name=ERROR_NAME)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,15 +144,27 @@ class ToolRuntime:
         return self.ledger.so_far()
 
     def namespace(self) -> Namespace:
-        """The sandbox namespace the model's code sees as `tools`."""
-        return Namespace(self.resolve)
+        """The sandbox namespace the model's code sees as `tools`; `dir(tools)` shows the helpers (and tools)."""
+        return Namespace(self.resolve, names=self.names)
+
+    def names(self) -> list[str]:
+        """What `dir(tools)` shows: the helpers, and each tool's alias in a catalog of at most `DIR_TOOLS`."""
+        tools = [tool.alias for tool in self.catalog] if len(self.catalog) <= DIR_TOOLS else []
+        return [*HELPERS, *tools]
 
     def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
         """The host function behind `tools.<name>`."""
-        if name == "search":
-            return self.search
-        if name == "describe":
-            return self.describe
+        if name in HELPERS:
+            helper = HELPERS[name]
+            method = getattr(self, "list_tools" if name == "list" else name)
+            tool = self.catalog.get(name)  # a catalog tool of the same name has another alias (`search_tool`)
+            note = f" (the catalog's tool {name!r} is `tools.{tool.alias}`)" if tool is not None else ""
+
+            async def call_helper(*args: JsonValue, **kwargs: JsonValue) -> JsonValue:
+                result: JsonValue = await method(**bind(helper, args, kwargs, note))
+                return result
+
+            return call_helper
         tool = self.catalog.get(name)
         if tool is None:
             raise tool_error(self._unknown(name))
@@ -168,6 +178,12 @@ class ToolRuntime:
         matches = [tool.alias for tool in self.catalog.similar(name, limit=3)]
         hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
         return f'there is no tool named {name!r}.{hint} Find tools with `await tools.search("what you need")`.'
+
+    async def list_tools(
+        self, prefix: JsonValue = "", page: JsonValue = 1, page_size: JsonValue = PAGE_SIZE
+    ) -> JsonValue:
+        """`tools.list(prefix="", page=1)`: names and one-line descriptions, a page at a time; announces nothing."""
+        return list_page(self.catalog, prefix=prefix, page=page, page_size=page_size)
 
     async def search(self, query: str | list[str], max_results: int = 5) -> list[JsonValue]:
         """`tools.search(query, max_results=5)`: the best matching tools, as name/description/signature.
@@ -184,10 +200,18 @@ class ToolRuntime:
             raise tool_error("tools.search(max_results=...) must be an int from 1 to 50")
         rankings = [await self.search_tools(q, max_results) for q in queries if isinstance(q, str)]
         found = rankings[0] if len(rankings) == 1 else merge_rankings(rankings)[:max_results]
+        weak = not found
+        if weak:  # nothing shares a word with the query: a small catalog still shows its closest tools
+            found = weak_matches(" ".join(q for q in queries if isinstance(q, str)), list(self.catalog), max_results)
         for tool in found:
             self.discovered.setdefault(tool.name)
         return [
-            {"name": tool.alias, "description": _summary(tool.description), "signature": render_signature(tool)}
+            {
+                "name": tool.alias,
+                "description": one_line(tool.description),
+                "signature": render_signature(tool),
+                **({"match": "weak"} if weak else {}),
+            }
             for tool in found
         ]
 
@@ -302,11 +326,3 @@ def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:
     else:
         detail = f"{where}: {error.message} (given {given})"
     return f"tools.{tool.alias}(): {detail}. Signature: {render_signature(tool)}"
-
-
-def _summary(description: str, limit: int = 200) -> str:
-    text = " ".join(description.split())
-    end = text.find(". ")
-    if 0 < end < limit:
-        return text[: end + 1]
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."

@@ -22,6 +22,7 @@ from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
+from sandbox._types import make_class
 from sandbox._variables import Keeper
 from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
@@ -120,6 +121,7 @@ def _globals(
     namespace: dict[str, Any] = {
         "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
         "__name__": "__main__",
+        "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
     }
     for name, names in functions.items():

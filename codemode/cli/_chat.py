@@ -42,7 +42,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--max-steps", type=int, default=20)
     parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
     parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
-    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
     add_persist_argument(parser)
     add_search_argument(parser)
     add_log_argument(parser)

@@ -26,7 +26,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("exec", help="run a script in the sandbox against the configured catalog")
     parser.add_argument("script", metavar="FILE|-", help="Python file to run, or - for standard input")
     add_config_argument(parser)
-    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
     add_search_argument(parser)
     add_log_argument(parser)
     parser.set_defaults(run=run)

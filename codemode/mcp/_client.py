@@ -23,10 +23,9 @@ import anyio
 from codemode._jsonschema import report_problem, schema_problem
 from codemode._naming import portable_alias
 from codemode.config import needs_approval
-from codemode.errors import CatalogError
+from codemode.errors import CatalogError, tool_error
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
 from codemode.mcp._servers import McpServer, connect
-from codemode.runtime import tool_error
 from codemode.tools import Tool
 
 if TYPE_CHECKING:
