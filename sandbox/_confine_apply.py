@@ -12,6 +12,7 @@ import ctypes
 import errno
 import functools
 import os
+import resource
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -108,6 +109,8 @@ def _drop_root(config: Confinement) -> str | None:
         os.setgroups([])
         os.setresgid(config.gid, config.gid, config.gid)
         os.setresuid(config.uid, config.uid, config.uid)
+        # only now: set before, the kernel would mark the uid change over the limit and fail execve early
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     except OSError as error:
         return f"dropping root to uid {config.uid} failed: {error.strerror}"
     return None

@@ -65,8 +65,9 @@ def _limit_resources(memory: _Memory) -> None:
     limits = [
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_FSIZE, 0),  # no file can be written
-        (resource.RLIMIT_NPROC, 0),  # no process can be started (once it no longer runs as root)
     ]
+    if os.geteuid() != 0:  # root ignores it; a worker dropping root sets it after (`sandbox._confine_apply`)
+        limits.append((resource.RLIMIT_NPROC, 0))  # no process can be started
     if memory.base:
         limits.append((resource.RLIMIT_AS, memory.hard))
     for which, value in limits:
