@@ -5,7 +5,7 @@ Usage: python benchmarks/confinement_bench.py [--repeat 200]
 Part 1, the libraries (each in a fresh process, since loading a filter or a ruleset cannot be undone): import
 time (with `ctypes` already imported), the time to build and load the worker's allow-list (seccomp) or a
 no-access ruleset (Landlock), the filter's length in BPF instructions, and what one cheap system call
-(`getppid`, the fastest of 9 rounds of 200,000) costs before and after. A
+(`getppid`, the fastest of 15 rounds of 200,000) costs before and after. A
 library that is not installed is skipped (`pip install pyseccomp py-landlock landlock` for the peers).
 
 Part 2, the sandbox: a one-worker process sandbox confined as shipped against the same worker with confinement
@@ -41,7 +41,7 @@ which, calls = sys.argv[1], int(sys.argv[3])
 out = {}
 def per_call():
     rounds = []
-    for _ in range(9):
+    for _ in range(15):
         started = time.perf_counter_ns()
         for _ in range(calls):
             os.getppid()

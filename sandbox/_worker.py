@@ -51,7 +51,7 @@ class _Memory:
 
     def __init__(self, ceiling: int) -> None:
         self.base = _address_space() if ceiling > 0 and os.path.exists("/proc/self/statm") else 0
-        """Bytes mapped once warm; each run may add its `Limits.memory` to these."""
+        """Bytes mapped at start; each run may add its `Limits.memory` to these."""
         self.hard = self.base + ceiling if self.base else resource.RLIM_INFINITY
 
     def limit_run(self, memory: int) -> None:
