@@ -77,14 +77,14 @@ class Observer:
 
     def namespace(self) -> Namespace:
         """What the model's code sees as `tools`."""
-        return Namespace(self.resolve)
+        return Namespace(self.resolve, names=self.runtime.names)
 
     def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
         """The runtime's function for `tools.<name>`, reporting as it runs."""
         function = self.runtime.resolve(name)
         if name == "search":
             return self._searching(function)
-        if name == "describe":
+        if name in ("describe", "list"):  # helpers, not tool calls
             return function
         tool = self.runtime.catalog.get(name)
         tool_name = tool.name if tool is not None else name
