@@ -143,6 +143,11 @@ class FunctionProxy:
         )
         return PendingCall(self._calls, self._function, self._attribute, args, kwargs)
 
+    @property
+    def __name__(self) -> str:
+        """The function's name, as `fn.__name__` gives it for a function the code defined."""
+        return self._function if self._attribute is None else self._attribute
+
     def __repr__(self) -> str:
         name = self._function if self._attribute is None else f"{self._function}.{self._attribute}"
         return f"<function {name}>"
