@@ -22,12 +22,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codemode.evaluation import LabelledQuery, SearchReport, evaluate, load_queries, load_tools, percentile
-from codemode.hybrid import HybridSearch
 from codemode.search import SearchIndex
+from codemode.search.evaluation import LabelledQuery, SearchReport, evaluate, load_queries, load_tools, percentile
+from codemode.search.hybrid import HybridSearch
 
 if TYPE_CHECKING:
-    from codemode.evaluation import SearchFunction
+    from codemode.search.evaluation import SearchFunction
     from codemode.tools import Tool
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

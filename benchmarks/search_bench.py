@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from typing import TYPE_CHECKING
 
-from codemode.evaluation import LabelledQuery, SearchFunction, evaluate, load_queries, load_tools
 from codemode.search import SearchIndex
+from codemode.search.evaluation import LabelledQuery, SearchFunction, evaluate, load_queries, load_tools
 
 if TYPE_CHECKING:
     from codemode.tools import Tool

@@ -35,6 +35,7 @@ from codemode.errors import ToolError as ToolError
 from codemode.runtime import ToolCall as ToolCall
 from codemode.search import Ranker as Ranker
 from codemode.search import SearchIndex as SearchIndex
+from codemode.search import ToolIndex as ToolIndex
 from codemode.tools import Tool as Tool
 from codemode.tools import tool_from_function as tool_from_function
 from sandbox import Limits as Limits
@@ -56,6 +57,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolError",
+    "ToolIndex",
     "build_catalog",
     "load_config",
     "tool_from_function",

@@ -1,14 +1,24 @@
-"""JSON Schema normalisation for rendering: local `$ref`, simple `allOf`, nullable forms, `const` and `enum`.
+"""What a tool's JSON Schema means, for the stub and the validator alike: `$ref`, `allOf`, nullability, drafts.
 
 Tool schemas arrive in every dialect (draft 4 to 2020-12, OpenAPI 3.0 `nullable`, pydantic's `$defs`, hand-written
 ones with non-standard keys). These pure functions reduce one schema node to the few shapes `codemode._typeexpr`
 renders, and read the constraints worth a word in a docstring. They never raise on a malformed schema: what they
-cannot read they leave out, and the renderer falls back to `Any`.
+cannot read they leave out, and the renderer falls back to `Any`. This module is the one owner of nullability
+(`split_nullable`, `accepts_null`, OpenAPI `nullable` for validation) and of drafts (`codemode._validators` picks
+the draft: `checked_schema`), so the stub and the validator never disagree.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+import functools
+import json
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+from referencing.exceptions import Unresolvable
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
@@ -137,6 +147,48 @@ def split_nullable(schema: JsonObject) -> tuple[JsonObject, bool]:
     return out, nullable
 
 
+def accepts_null(value: JsonValue, root: JsonObject, depth: int = 0) -> bool:
+    """Whether the schema says "or null" in any of its forms: exactly when the stub renders the type with `| None`.
+
+    A local `$ref` is followed. A schema that says nothing of null (`{}`) is not counted.
+    """
+    schema = as_schema(value)
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and depth < _MAX_MERGE_DEPTH:
+        target = resolve_ref(ref, root)
+        return target is not None and accepts_null(target, root, depth + 1)
+    normal, nullable = normalize(schema, root)
+    return nullable or _is_null(normal)
+
+
+def openapi_nullable(value: JsonValue) -> JsonValue:
+    """`value` with OpenAPI 3.0's `nullable: true` said in JSON Schema (`"null"` in `type`, `None` in `enum`).
+
+    Standard validators ignore `nullable`; the stub renders it as `| None`, so validation must accept `None` too.
+    Data keywords (`enum`, `const`, `default`, `examples`) are left alone.
+    """
+    if isinstance(value, list):
+        return [openapi_nullable(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {key: item if key in _DATA_KEYS else openapi_nullable(item) for key, item in value.items()}
+    if out.pop("nullable", None) is not True:
+        return out
+    kind, values = out.get("type"), out.get("enum")
+    if isinstance(values, list) and None not in values:
+        out["enum"] = [*values, None]
+    if isinstance(kind, str):
+        out["type"] = [kind, "null"]
+    elif isinstance(kind, list):
+        out["type"] = kind if "null" in kind else [*kind, "null"]
+    elif not isinstance(values, list):
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+_DATA_KEYS: Final = frozenset({"enum", "const", "default", "examples", "example"})
+
+
 def _is_null(member: JsonValue) -> bool:
     schema = as_schema(member)
     return (
@@ -195,3 +247,116 @@ _BOUNDS: Final = (
     ("minItems", "min items"),
     ("maxItems", "max items"),
 )
+
+
+logger = logging.getLogger("codemode.schema")
+_reported: set[tuple[str, str]] = set()
+
+
+def report_problem(tool_name: str, problem: str) -> None:
+    """Log, once per process, that a tool's schema is valid under no draft and is checked loosely."""
+    if (tool_name, problem) not in _reported:
+        _reported.add((tool_name, problem))
+        logger.warning(
+            "tool %r: its argument schema is valid under no JSON Schema draft (%s); its arguments are checked "
+            "only where the schema can be read",
+            tool_name,
+            problem,
+        )
+
+
+_DRAFTS: Final[tuple[Any, ...]] = (
+    jsonschema.Draft202012Validator,
+    jsonschema.Draft201909Validator,
+    jsonschema.Draft7Validator,
+    jsonschema.Draft6Validator,
+    jsonschema.Draft4Validator,
+)
+"""Newest first: a schema that declares no `$schema` is read under the newest draft it is valid under."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckedSchema:
+    """A schema's validator, under the draft it declares or the newest it is valid under."""
+
+    draft: str
+    """The draft's name (`"draft-04"`), or `"relaxed"` when the schema is valid under none."""
+    problem: str | None
+    """Why the schema is valid under no draft (then only the parts that are valid are checked)."""
+    validator: Any
+    """The `jsonschema` validator (of the relaxed schema, when there is a problem)."""
+
+    def errors(self, instance: JsonValue) -> list[Any]:
+        """The validation errors of `instance`, first by path; a reference that cannot be followed is skipped."""
+        try:
+            return sorted(self.validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
+        except Unresolvable:  # a remote or broken `$ref`: check what can be checked without it
+            relaxed = _relaxed(as_schema(self.validator.schema))
+            return sorted(relaxed.iter_errors(instance), key=lambda e: list(e.absolute_path))
+
+
+def checked_schema(schema: JsonObject) -> CheckedSchema:
+    """The validator of a tool's argument schema, with OpenAPI `nullable` honoured; cached by the schema's JSON."""
+    try:
+        canonical = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        return CheckedSchema(draft="relaxed", problem=f"it is not plain JSON ({e})", validator=_relaxed({}))
+    return _checked(canonical)
+
+
+def schema_problem(schema: JsonObject) -> str | None:
+    """Why `schema` is valid under no JSON Schema draft (the declared one if it declares one), or `None`."""
+    return checked_schema(schema).problem
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(canonical: str) -> CheckedSchema:
+    schema = as_schema(openapi_nullable(json.loads(canonical)))
+    problem = None
+    for draft in _candidates(schema):
+        try:
+            draft.check_schema(schema)
+        except SchemaError as e:
+            problem = problem or _describe(e)
+            continue
+        return CheckedSchema(draft=_draft_name(draft), problem=None, validator=draft(schema))
+    return CheckedSchema(draft="relaxed", problem=problem, validator=_relaxed(schema))
+
+
+def _candidates(schema: JsonObject) -> tuple[Any, ...]:
+    declared = schema.get("$schema")
+    if isinstance(declared, str):
+        draft = jsonschema.validators.validator_for(schema, default=None)
+        if draft is not None and draft in _DRAFTS:
+            return (draft,)
+    return _DRAFTS
+
+
+def _draft_name(draft: Any) -> str:
+    name: str = draft.__name__.removesuffix("Validator").removeprefix("Draft")
+    return f"draft-{int(name):02d}" if len(name) == 1 else f"draft-{name[:4]}-{name[4:]}"
+
+
+def _describe(error: Any) -> str:
+    where = "/".join(str(part) for part in error.path)
+    return f"{error.message}" + (f" (at `{where}`)" if where else "")
+
+
+def _relaxed(schema: JsonObject) -> Any:
+    """A validator of what can be checked: `required`, and each property whose own schema is valid and whole."""
+    properties = {key: _whole(sub) for key, sub in as_schema(schema.get("properties")).items()}
+    required = schema.get("required")
+    relaxed: JsonObject = {"type": "object", "properties": properties}
+    if isinstance(required, list) and all(isinstance(name, str) for name in required):
+        relaxed["required"] = required
+    return jsonschema.Draft202012Validator(relaxed)
+
+
+def _whole(sub: JsonValue) -> JsonValue:
+    """`sub` if it is valid on its own under the newest draft (and has no `$ref` out of it), else `{}` (anything)."""
+    if not isinstance(sub, dict) or '"$ref"' in json.dumps(sub):
+        return {}
+    return sub if _META_2020.is_valid(sub) else {}
+
+
+_META_2020: Final = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)

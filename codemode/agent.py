@@ -182,12 +182,19 @@ class Agent:
 
     @classmethod
     def resume(cls, code_mode: CodeMode, model: Model, saved: JsonObject, **options: object) -> Agent:
-        """Continue a saved conversation; the discovery state is rebuilt from the history's announcements."""
+        """Continue a saved conversation.
+
+        The announced tools are rebuilt from the history's announcements; kept variables come from the saved state.
+        """
         if saved.get("wire") != model.wire.name:
             raise ValueError(f"the conversation was saved in the {saved.get('wire')!r} format, not {model.wire.name!r}")
         raw = saved.get("messages")
         messages: list[JsonObject] = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
         state = DiscoveryState.from_history(model.wire.history_texts(messages))
+        saved_state = saved.get("state")
+        if isinstance(saved_state, dict):
+            kept = DiscoveryState.from_json(saved_state)
+            state.variables, state.assigned = kept.variables, kept.assigned
         return cls(code_mode=code_mode, model=model, messages=messages, state=state, **options)  # type: ignore[arg-type]
 
 

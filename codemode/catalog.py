@@ -1,23 +1,23 @@
 """`Catalog`: the tools a host offers, by name and portable alias, with change events.
 
-The catalog checks every definition when it is registered (an object schema for the arguments, a valid JSON
-Schema, a portable alias no other tool uses), so that mistakes in the host's setup raise here, at startup,
-rather than reach the model. Each change (tools added, removed or replaced) bumps `version` and is sent to
+The catalog checks every definition when it is registered (an object schema for the arguments, a portable alias
+no other tool uses), so that mistakes in the host's setup raise here, at startup, rather than reach the model.
+Whether a schema is valid JSON Schema costs about a millisecond a tool to learn, so only `add` (a definition the
+host wrote) asks at registration; definitions from elsewhere (`extend`, `load_jsonl`) are read under the draft
+they are valid under when first called, kept with relaxed validation when valid under none, and `check()` lists
+those for a person (`codemode check`). Each change (tools added, removed or replaced) bumps `version` and is sent to
 subscribers as one `CatalogChange`, which lets a search index or a discovery state follow it incrementally.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
-from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]  # no types-jsonschema in dev deps
-from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
-
+from codemode._jsonschema import schema_problem
 from codemode._naming import close_matches, is_portable_alias, portable_alias
 from codemode.errors import CatalogError
 from codemode.tools import Handler, Tool, tool_from_function
@@ -71,8 +71,9 @@ class Catalog:
 
         Args:
             tools: Definitions to register first.
-            check_schemas: Check each schema against the JSON Schema meta-schema. It costs about a millisecond
-                a tool; a host loading thousands of trusted definitions (a benchmark) may turn it off.
+            check_schemas: Refuse a definition given to `add` whose schema is valid under no JSON Schema draft.
+                Other ways in (`extend`, `load_jsonl`, sources from the wild) keep such a tool and check it
+                lazily; `check()` lists them.
         """
         self._tools: dict[str, Tool] = {}
         self._by_key: dict[str, Tool] = {}
@@ -127,15 +128,34 @@ class Catalog:
         """Register a raw definition: a JSON Schema for the arguments and, optionally, a handler."""
         tool = Tool(
             name=name,
-            alias=portable_alias(name),
             description=description,
             parameters=parameters,
             returns=returns,
             handler=handler,
             deferred=deferred,
         )
+        if self._check_schemas:
+            _check_definition(tool)
+            for field, schema in (("parameters", parameters), ("returns", returns)):
+                problem = _schema_problem(schema) if schema is not None else None
+                if problem:
+                    raise CatalogError(f"Tool {tool.name!r}: `{field}` is not a valid JSON Schema: {problem}")
         self.extend([tool])
         return tool
+
+    def check(self) -> dict[str, str]:
+        """The tools whose argument or result schema is valid under no JSON Schema draft, with the reason.
+
+        Such tools stay searchable and callable; only what their schema can say is checked in their arguments.
+        It takes about a millisecond a tool (each distinct schema once).
+        """
+        problems: dict[str, str] = {}
+        for tool in self:
+            for field, schema in (("parameters", tool.parameters), ("returns", tool.returns)):
+                problem = _schema_problem(schema) if schema is not None else None
+                if problem and tool.name not in problems:
+                    problems[tool.name] = f"`{field}`: {problem}"
+        return problems
 
     def extend(
         self, tools: Catalog | Iterable[Tool], *, prefix: str = "", aliases: Mapping[str, str] | None = None
@@ -240,7 +260,7 @@ class Catalog:
 
     def _check_new(self, tool: Tool, pending: dict[str, Tool], *, replacing: Tool | None = None) -> Tool:
         """Check a tool against the catalog and the other tools of its batch, then record it in `pending`."""
-        _check_definition(tool, check_schemas=self._check_schemas)
+        _check_definition(tool)
         for key in dict.fromkeys((tool.name, tool.alias)):
             other = pending.get(key) or self._by_key.get(key)
             if other is not None and other is not replacing:
@@ -297,7 +317,7 @@ def _collision_message(tool: Tool, other: Tool, key: str) -> str:
     )
 
 
-def _check_definition(tool: Tool, *, check_schemas: bool) -> None:
+def _check_definition(tool: Tool) -> None:
     """Raise `CatalogError` unless `tool` is a well-formed definition."""
     if not isinstance(tool.name, str) or not tool.name:
         raise CatalogError(f"A tool name must be a non-empty string, got {tool.name!r}.")
@@ -319,30 +339,11 @@ def _check_definition(tool: Tool, *, check_schemas: bool) -> None:
     returns: JsonValue = tool.returns
     if returns is not None and not isinstance(returns, dict):
         raise CatalogError(f"Tool {tool.name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")
-    for field, schema in (("parameters", params), ("returns", returns)):
-        problem = _schema_problem(schema, check=check_schemas) if schema is not None else None
-        if problem:
-            raise CatalogError(f"Tool {tool.name!r}: `{field}` is not a valid JSON Schema: {problem}")
 
 
-def _schema_problem(schema: JsonValue, *, check: bool) -> str | None:
-    try:
-        canonical = json.dumps(schema, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        return f"it is not plain JSON ({e})."
-    return _meta_schema_problem(canonical) if check else None
-
-
-@functools.lru_cache(maxsize=1024)
-def _meta_schema_problem(canonical: str) -> str | None:
-    """The meta-schema error of a schema, cached because checking costs about a millisecond."""
-    schema = json.loads(canonical)
-    try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except SchemaError as e:
-        where = "/".join(str(part) for part in e.path)
-        return f"{e.message}" + (f" (at `{where}`)" if where else "")
-    return None
+def _schema_problem(schema: JsonObject) -> str | None:
+    problem = schema_problem(schema)
+    return f"{problem}." if problem and problem.startswith("it is not plain JSON") else problem
 
 
 def _tool_from_json_line(line: str) -> Tool:
@@ -363,7 +364,6 @@ def _tool_from_json_line(line: str) -> Tool:
         raise CatalogError(f'"deferred" must be true or false, got {deferred!r:.80}.')
     return Tool(
         name=name,
-        alias=portable_alias(name),
         description=data.get("description", ""),
         parameters=data.get("parameters", {"type": "object", "properties": {}}),
         returns=data.get("returns"),

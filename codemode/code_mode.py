@@ -18,26 +18,23 @@ Example:
 
 from __future__ import annotations
 
-import inspect
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._persistence import carry_over
+from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
-from codemode.search import SearchIndex, ToolIndex, normalize_ranking
+from codemode.search import CatalogSearch
 from sandbox import Limits, RunResult, Sandbox
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from codemode.catalog import Catalog, CatalogChange
-    from codemode.search import Ranker
-    from codemode.tools import Tool
-
-MAX_VALUE_TEXT = 20_000
-"""Characters of the returned value shown to the model before it is cut with a marker."""
+    from codemode._json import JsonValue
+    from codemode.catalog import Catalog
+    from codemode.search import SearchOption
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,9 +48,13 @@ class ExecuteResult:
     run: RunResult
     """The sandbox's own result."""
     calls: tuple[ToolCall, ...] = ()
-    """The tool calls the code made, in order."""
+    """The tool calls the code made: completed ones in the order they ended, then any still in flight."""
     announced: Announcement = field(default_factory=Announcement)
     """What the announcement holds, as data."""
+    value_truncated: bool = False
+    """Whether `text` shows the returned value cut at the display limit (`run.value` is whole)."""
+    code: str = ""
+    """The code that ran."""
 
     @property
     def ok(self) -> bool:
@@ -67,63 +68,67 @@ class CodeMode:
     Args:
         catalog: The tools.
         search: `"bm25"` (the default), `"hybrid"` (BM25 fused with offline embeddings; needs the `semantic`
-            extra, see `codemode.hybrid.HybridSearch`), an index object such as `HybridSearch(fusion=...)`
-            (filled with the catalog and kept in step with it; see `codemode.search.ToolIndex`), or a custom
-            ranker (sync or async; see `codemode.search.Ranker`).
-        sandbox: A sandbox to run code in; by default one is made (and owned) with `limits` and `isolation`.
-        limits: Per-run limits for the default sandbox.
-        isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only).
+            extra, see `codemode.search.hybrid.HybridSearch`), an index object such as `HybridSearch(fusion=...)`
+            (filled with the catalog and kept in step with it until `aclose`; see `codemode.search.ToolIndex`),
+            or a custom ranker (sync or async; see `codemode.search.Ranker`).
+        sandbox: A sandbox to run code in, with its own limits and isolation; by default one is made (and owned)
+            with `limits` and `isolation`.
+        limits: Per-run limits for the default sandbox (not with `sandbox=`).
+        isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only); not
+            with `sandbox=`.
+
         hide_errors: Show the model only the exception type of a failing tool, not its message.
         max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
+        persist_variables: Keep the top-level variables a run leaves that convert to JSON for the next run of
+            the same conversation. They live in the state (`DiscoveryState.variables`, JSON), never in a worker,
+            within `Limits.variables` bytes; the names not kept are listed in the result.
+
+    Raises:
+        ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
+            silently), or an unknown `search=` name.
+        TypeError: `search=` is neither an index nor callable.
     """
 
     def __init__(
         self,
         catalog: Catalog,
         *,
-        search: ToolIndex | Ranker | Literal["bm25", "hybrid"] | None = None,
+        search: SearchOption = None,
         sandbox: Sandbox | None = None,
         limits: Limits | None = None,
-        isolation: Literal["process", "inline"] = "process",
+        isolation: Literal["process", "inline"] | None = None,
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
+        persist_variables: bool = False,
     ) -> None:
+        settings = [
+            f"{name}=..." for name, value in (("limits", limits), ("isolation", isolation)) if value is not None
+        ]
+        if sandbox is not None and settings:
+            raise ValueError(
+                f"CodeMode(sandbox=..., {', '.join(settings)}): a given sandbox runs with its own limits and "
+                "isolation; pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
+            )
         self.catalog = catalog
+        self.persist_variables = persist_variables
+        """Whether runs of one conversation keep their variables."""
         self._owns_sandbox = sandbox is None
-        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation)
+        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
         self.limits = self.sandbox.limits
-        self._ranker: Ranker | None = None
         self._hide_errors = hide_errors
         self._max_tool_result = max_tool_result
         self._cache = StubCache()
-        self._index: ToolIndex | None = None
-        if search == "hybrid":
-            from codemode.hybrid import HybridSearch  # the optional `semantic` extra, imported only when chosen
-
-            self._index = HybridSearch(catalog)
-        elif search is None or search == "bm25":
-            self._index = SearchIndex(catalog)
-        elif isinstance(search, str):
-            raise ValueError(f'search={search!r}: expected "bm25", "hybrid", an index or a ranker function')
-        elif isinstance(search, ToolIndex):  # before the ranker test: `HybridSearch` is callable too
-            self._index = search
-            for tool in catalog:
-                search.add(tool)
-        elif callable(search):
-            self._ranker = search
-        else:
-            raise TypeError(
-                f'search={search!r}: expected "bm25", "hybrid", an index (with add, remove, search and `in`) '
-                "or a ranker function"
-            )
-        self._unsubscribe = catalog.subscribe(self._on_change)
+        self._search = CatalogSearch(catalog, search)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(
-            limits=self.limits, loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred]
+            limits=self.limits,
+            loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred],
+            persist_variables=persist_variables,
         )
         """The `code` tool: the same bytes for the life of this object."""
 
     async def __aenter__(self) -> Self:
+        self._search.follow()  # again, after an `aclose`: the index catches up with the catalog
         if self._owns_sandbox:
             await self.sandbox.__aenter__()
         return self
@@ -134,7 +139,8 @@ class CodeMode:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Release the sandbox (if this object made it)."""
+        """Stop following the catalog and release the sandbox (if this object made it); `async with` reopens."""
+        self._search.close()
         if self._owns_sandbox:
             await self.sandbox.aclose()
 
@@ -155,50 +161,30 @@ class CodeMode:
             hide_errors=self._hide_errors,
             max_result=self._max_tool_result,
         )
-        run = await self.sandbox.run(code, functions={"tools": runtime.namespace()}, error_names=(ERROR_NAME,))
+        run = await self.sandbox.run(
+            code,
+            functions={"tools": runtime.namespace()},
+            error_names=(ERROR_NAME,),
+            variables=self._variables(state),
+        )
+        notes = carry_over(state, run, persist=self.persist_variables)
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
         announced.apply(state)
+        calls = runtime.record()
+        text, value_truncated = render_text(run, calls)
         return ExecuteResult(
-            text=render_text(run),
+            code=code,
+            text="\n".join([text, *notes]),
             announcement=announced.text() if announced else None,
             run=run,
-            calls=tuple(runtime.calls),
+            calls=calls,
             announced=announced,
+            value_truncated=value_truncated,
         )
 
-    async def _search(self, query: str, k: int) -> list[Tool]:
-        if self._index is not None:
-            return [tool for tool, _ in self._index.search(query, k)]
-        assert self._ranker is not None
-        tools = list(self.catalog)
-        ranked = self._ranker(query, tools)
-        names = await ranked if inspect.isawaitable(ranked) else ranked
-        return normalize_ranking(names, tools)[:k]
-
-    def _on_change(self, change: CatalogChange) -> None:
-        if self._index is None:
-            return
-        for tool in change.removed:
-            if tool.name in self._index:
-                self._index.remove(tool.name)
-        for tool in change.added:
-            self._index.add(tool)
-
-
-def render_text(run: RunResult, *, max_value: int = MAX_VALUE_TEXT) -> str:
-    """The tool result the model reads: output, then the returned value, then the error."""
-    parts = []
-    if run.stdout:
-        parts.append(run.stdout.rstrip("\n"))
-    if run.value is not None:
-        value = json.dumps(run.value, ensure_ascii=False, indent=1)
-        if len(value) > max_value:
-            value = f"{value[:max_value]}\n[... {len(value) - max_value:,} more characters cut; return less]"
-        parts.append(f"Returned: {value}")
-    if run.error is not None:
-        parts.append(run.error.traceback or f"Error: {run.error.message}")
-        if run.error.traceback and run.error.kind != "runtime":
-            parts.append(f"({run.error.kind})")
-    return "\n".join(parts) if parts else "(no output: `print` what you need to see, or `return` a value)"
+    def _variables(self, state: DiscoveryState) -> dict[str, JsonValue] | None:
+        if not self.persist_variables:
+            return None
+        return {name: value for name, value in state.variables.items() if name not in ("tools", ERROR_NAME)}

@@ -15,6 +15,9 @@ aliases = { "car.rental" = "car_rental_dotted" }   # optional: aliases for names
 mcp = ["uvx", "some-mcp-server"]     # an MCP server over stdio (optional: name, env, cwd)
 [[tools]]
 mcp_url = "http://127.0.0.1:8000/mcp"   # an MCP server over streamable HTTP (optional: name, headers)
+[[tools]]
+openapi = "petstore.json"            # an OpenAPI description, file or URL (optional: base_url, name, headers,
+credentials = { api_key = "${PETSTORE_KEY}" }   # credentials, include, exclude, prefix); `${VAR}` reads the env
 ```
 
 Relative paths are relative to the config file. Reading (`load_config`) checks the shape of every table;
@@ -26,6 +29,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import os
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -38,64 +43,64 @@ from codemode.errors import CatalogError, ConfigError
 if TYPE_CHECKING:
     from types import ModuleType
 
-_KINDS: Final = ("python", "module", "jsonl", "mcp", "mcp_url")
+_KINDS: Final = ("python", "module", "jsonl", "mcp", "mcp_url", "openapi")
 _OPTIONS: Final[dict[str, frozenset[str]]] = {
     "python": frozenset({"prefix", "aliases"}),
     "module": frozenset({"prefix", "aliases"}),
     "jsonl": frozenset({"prefix", "aliases"}),
     "mcp": frozenset({"name", "env", "cwd"}),
     "mcp_url": frozenset({"name", "headers"}),
+    "openapi": frozenset({"base_url", "name", "headers", "credentials", "include", "exclude", "prefix"}),
 }
+_VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True, kw_only=True)
-class PythonSource:
+class _SourceTable:
+    """What every source has: its place in the config."""
+
+    table: str
+    """Where the source is in the config, for messages: `tools[0]`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LocalSource(_SourceTable):
+    """What the sources of local definitions have: a name prefix and hand-made aliases."""
+
+    prefix: str = ""
+    """Prepended to each tool name."""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PythonSource(_LocalSource):
     """A Python file that defines `catalog`."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     path: Path
     """The file, resolved against the config's folder."""
-    prefix: str = ""
-    """Prepended to each tool name."""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModuleSource:
+class ModuleSource(_LocalSource):
     """An importable module that defines `catalog`."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     module: str
     """The dotted module name."""
-    prefix: str = ""
-    """Prepended to each tool name."""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class JsonlSource:
+class JsonlSource(_LocalSource):
     """A JSONL file of tool definitions without handlers."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     path: Path
     """The file, resolved against the config's folder."""
-    prefix: str = ""
-    """Prepended to each tool name."""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class McpStdioSource:
+class McpStdioSource(_SourceTable):
     """An MCP server started as a subprocess and spoken to over stdio."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     command: tuple[str, ...]
     """The program and its arguments."""
     name: str | None = None
@@ -107,11 +112,9 @@ class McpStdioSource:
 
 
 @dataclass(frozen=True, kw_only=True)
-class McpHttpSource:
+class McpHttpSource(_SourceTable):
     """An MCP server reached over streamable HTTP."""
 
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
     url: str
     """The server's endpoint."""
     name: str | None = None
@@ -120,7 +123,29 @@ class McpHttpSource:
     """HTTP headers sent with every request."""
 
 
-Source: TypeAlias = PythonSource | ModuleSource | JsonlSource | McpStdioSource | McpHttpSource
+@dataclass(frozen=True, kw_only=True)
+class OpenApiSource(_SourceTable):
+    """An HTTP API described by OpenAPI; each operation a tool (see `codemode.openapi`)."""
+
+    spec: str
+    """The description: a URL, or a file path resolved against the config's folder."""
+    base_url: str | None = None
+    """Where the API is, when not the description's first server."""
+    name: str | None = None
+    """A name for the API in messages."""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    """HTTP headers sent with every call (`${VAR}` read from the environment)."""
+    credentials: dict[str, str] = field(default_factory=dict, repr=False)
+    """A secret per security scheme of the description (`${VAR}` read from the environment)."""
+    include: tuple[str, ...] = ()
+    """Only the operations with one of these tags or operationIds."""
+    exclude: tuple[str, ...] = ()
+    """Leave out the operations with one of these tags or operationIds."""
+    prefix: str = ""
+    """Prepended to each tool name."""
+
+
+Source: TypeAlias = PythonSource | ModuleSource | JsonlSource | McpStdioSource | McpHttpSource | OpenApiSource
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,15 +187,16 @@ def load_config(path: str | Path) -> Config:
     return Config(path=path, sources=sources)
 
 
-def build_catalog(config: Config, *, skip_mcp: bool = False) -> Catalog:
+def build_catalog(config: Config, *, skip_mcp: bool = False, skip_openapi: bool = False) -> Catalog:
     """Load every source of `config`, in order, into a new catalog.
 
     MCP servers need connections that someone owns: `codemode.mcp.sources_from_config(config)` builds the
-    catalog with them (calling this with `skip_mcp=True` for the other sources).
+    catalog with them (calling this with `skip_mcp=True` for the other sources). OpenAPI sources need HTTP
+    clients: `codemode.openapi.OpenApiSources(catalog, openapi_apis(config))` adds them (`skip_openapi=True`).
 
     Raises:
         ConfigError: A source cannot be loaded, or its tools clash with those of an earlier source, or the
-            config has MCP sources and `skip_mcp` is false.
+            config has MCP (OpenAPI) sources and `skip_mcp` (`skip_openapi`) is false.
     """
     catalog = Catalog()
     for source in config.sources:
@@ -187,6 +213,12 @@ def build_catalog(config: Config, *, skip_mcp: bool = False) -> Catalog:
                         raise ConfigError(
                             f"{where}: MCP sources need connections: build this config's catalog with "
                             "`async with codemode.mcp.sources_from_config(config) as sources` (the `mcp` extra)."
+                        )
+                case OpenApiSource():
+                    if not skip_openapi:
+                        raise ConfigError(
+                            f"{where}: OpenAPI sources need HTTP clients: add them with `async with "
+                            "codemode.openapi.OpenApiSources(catalog, openapi_apis(config))`."
                         )
         except CatalogError as e:
             raise ConfigError(f"{where}: {e}") from e
@@ -223,10 +255,45 @@ def _parse_source(table: object, name: str, path: Path) -> Source:
                 env=get.string_table("env"),
                 cwd=None if cwd is None else base / cwd,
             )
-        case _:
+        case "mcp_url":
             return McpHttpSource(
                 table=name, url=get.string(kind), name=get.optional_string("name"), headers=get.string_table("headers")
             )
+        case _:
+            return _openapi_source(get, name, base)
+
+
+def _openapi_source(get: _Getter, name: str, base: Path) -> OpenApiSource:
+    spec = expand_env(get.string("openapi"), get.where)
+    base_url = get.optional_string("base_url")
+    return OpenApiSource(
+        table=name,
+        spec=spec if spec.startswith(("http://", "https://")) else str(base / spec),
+        base_url=None if base_url is None else expand_env(base_url, get.where),
+        name=get.optional_string("name"),
+        headers={key: expand_env(value, get.where) for key, value in get.string_table("headers").items()},
+        credentials={key: expand_env(value, get.where) for key, value in get.string_table("credentials").items()},
+        include=tuple(get.strings("include")) if "include" in get.table else (),
+        exclude=tuple(get.strings("exclude")) if "exclude" in get.table else (),
+        prefix=get.string("prefix", ""),
+    )
+
+
+def expand_env(value: str, where: str) -> str:
+    """`value` with each `${VAR}` (or `${VAR:-default}`) replaced from the environment.
+
+    Raises:
+        ConfigError: A variable without a default is not set.
+    """
+
+    def lookup(match: re.Match[str]) -> str:
+        variable, default = match.group(1), match.group(2)
+        found = os.environ.get(variable)
+        if found is None and default is None:
+            raise ConfigError(f"{where}: `${{{variable}}}` is not set; set {variable} in the environment.")
+        return found if found is not None else (default or "")
+
+    return _VARIABLE.sub(lookup, value)
 
 
 @dataclass(frozen=True)

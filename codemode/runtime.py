@@ -16,16 +16,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
+import pydantic
 
+from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
+from codemode._naming import close_matches
 from codemode._results import to_json
+from codemode.errors import ToolError
+from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, Namespace
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
     from codemode.catalog import Catalog
-    from codemode.tools import Tool
+    from codemode.tools import Arguments, Tool
 
 ERROR_NAME = "ToolError"
 MAX_QUERIES = 10
@@ -52,6 +56,8 @@ class ToolCall:
     """Whether it returned a result."""
     error: str | None = None
     """The message the model saw, when it failed."""
+    in_flight: bool = False
+    """Still running when the run stopped (a timeout, a crash, a cancellation): it may have taken effect."""
 
 
 class StubCache:
@@ -59,7 +65,7 @@ class StubCache:
 
     def __init__(self) -> None:
         self._stubs: dict[str, tuple[Tool, str]] = {}
-        self._validators: dict[str, tuple[Tool, Any, dict[str, str]]] = {}
+        self._validators: dict[str, tuple[Tool, CheckedSchema, dict[str, str]]] = {}
 
     def stub(self, tool: Tool) -> str:
         """The tool's full stub."""
@@ -69,12 +75,18 @@ class StubCache:
             self._stubs[tool.name] = cached
         return cached[1]
 
-    def validator(self, tool: Tool) -> tuple[Any, dict[str, str]]:
-        """The tool's argument validator and its stub-name -> schema-name map."""
+    def validator(self, tool: Tool) -> tuple[CheckedSchema, dict[str, str]]:
+        """The tool's argument validator and its stub-name -> schema-name map.
+
+        A schema valid under no draft is logged once, here, at its first call: its tool is still called, with
+        only the arguments its schema can check checked.
+        """
         cached = self._validators.get(tool.name)
         if cached is None or cached[0] is not tool:
-            validator_class = jsonschema.validators.validator_for(tool.parameters)
-            cached = (tool, validator_class(tool.parameters), parameter_names(tool.parameters))
+            checked = checked_schema(tool.parameters)
+            if checked.problem is not None:
+                report_problem(tool.name, checked.problem)
+            cached = (tool, checked, parameter_names(tool.parameters))
             self._validators[tool.name] = cached
         return cached[1], cached[2]
 
@@ -112,6 +124,18 @@ class ToolRuntime:
         self.max_result = max_result
         self.discovered: dict[str, None] = {}
         self.calls: list[ToolCall] = []
+        """Completed calls, in the order they ended."""
+        self._running: dict[int, tuple[str, dict[str, JsonValue], float]] = {}
+        self._started = 0
+
+    def record(self) -> tuple[ToolCall, ...]:
+        """Every call: the completed ones in the order they ended, then those still in flight, as they started."""
+        now = time.monotonic()
+        in_flight = [
+            ToolCall(name=name, arguments=arguments, duration=now - started, ok=False, in_flight=True)
+            for name, arguments, started in self._running.values()
+        ]
+        return (*self.calls, *in_flight)
 
     def namespace(self) -> Namespace:
         """The sandbox namespace the model's code sees as `tools`."""
@@ -171,24 +195,31 @@ class ToolRuntime:
         """Validate the arguments, run the handler, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
         started = time.monotonic()
+        key = self._started = self._started + 1
+        self._running[key] = (tool.name, kwargs, started)
         try:
             result = await self._call(tool, args, kwargs)
         except FunctionError as error:
+            del self._running[key]
             self.calls.append(
                 ToolCall(
                     name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=False, error=error.message
                 )
             )
             raise
+        # a cancelled call stays in `_running`: it was in flight when the run stopped, and may have happened
+        del self._running[key]
         self.calls.append(ToolCall(name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=True))
         return result
 
     async def _call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
         if args:
             raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-        arguments = self._validated(tool, kwargs)
+        arguments: dict[str, Any] = self._validated(tool, kwargs)
         if tool.handler is None:
             raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
+        if tool.arguments is not None:
+            arguments = self._converted(tool, tool.arguments, arguments)
         handler = tool.handler
         try:
             if inspect.iscoroutinefunction(handler):
@@ -199,6 +230,8 @@ class ToolRuntime:
                 result = await result
         except FunctionError:
             raise
+        except ToolError as error:  # written for the model: shown as it is, whatever `hide_errors` says
+            raise tool_error(str(error)) from None
         except Exception as error:  # noqa: BLE001  # a tool's failure is the model's to read, not the host's
             detail = type(error).__name__ if self.hide_errors else f"{type(error).__name__}: {error}"
             raise tool_error(detail) from None
@@ -213,16 +246,32 @@ class ToolRuntime:
         for key, value in kwargs.items():
             original = names.get(key, key)
             if closed and original not in known:  # the stub offers no `**kwargs`: refuse what it does not name
+                matches = close_matches(key, names, limit=1)
+                hint = f"; did you mean `{matches[0]}`?" if matches else "."
                 raise tool_error(
-                    f"tools.{tool.alias}(): unexpected argument `{key}`. Signature: {render_signature(tool)}"
+                    f"tools.{tool.alias}(): unexpected argument `{key}`{hint} Signature: {render_signature(tool)}"
                 )
-            if value is None and not _accepts_null(known.get(original)):
+            if value is None and not accepts_null(known.get(original), tool.parameters):
                 continue  # `x: int | None = None` in the stub means "leave it out"
             arguments[original] = value
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        errors = validator.errors(arguments)
         if errors:
             raise tool_error(_validation_message(tool, errors[0], names))
         return arguments
+
+    def _converted(self, tool: Tool, owner: Arguments, arguments: JsonObject) -> dict[str, Any]:
+        """The arguments as the handler's annotated types; a value that does not convert fails the call here."""
+        try:
+            return owner.convert(arguments)
+        except pydantic.ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in first["loc"])
+            given = json.dumps(first.get("input"), ensure_ascii=False, default=str)
+            given = given if len(given) <= 80 else given[:77] + "..."
+            raise tool_error(
+                f"tools.{tool.alias}(): argument `{where}`: {first['msg']} (given {given}). "
+                f"Signature: {render_signature(tool)}"
+            ) from None
 
     def _json_result(self, tool: Tool, result: object) -> JsonValue:
         try:
@@ -239,27 +288,6 @@ class ToolRuntime:
                 "byte limit; ask for less (filters, pagination, fewer fields)"
             )
         return data
-
-
-def merge_rankings(rankings: list[list[Tool]], *, constant: int = 60) -> list[Tool]:
-    """Tools of several rankings by summed reciprocal rank `1 / (constant + rank)`; ties keep first-seen order."""
-    scores: dict[str, float] = {}
-    tools: dict[str, Tool] = {}
-    for ranking in rankings:
-        for rank, tool in enumerate(ranking, start=1):
-            tools.setdefault(tool.name, tool)
-            scores[tool.name] = scores.get(tool.name, 0.0) + 1.0 / (constant + rank)
-    return [tools[name] for name in sorted(scores, key=lambda name: -scores[name])]
-
-
-def _accepts_null(schema: object) -> bool:
-    if not isinstance(schema, dict):
-        return True
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind) or schema.get("nullable") is True:
-        return True
-    options = schema.get("anyOf") or schema.get("oneOf") or []
-    return any(isinstance(option, dict) and _accepts_null(option) for option in options) if options else False
 
 
 def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import PydanticUserError, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import ArgsKwargs
 
 from codemode._docstrings import parse_docstring
 from codemode._naming import portable_alias
 from codemode.errors import CatalogError
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject
+    from collections.abc import Mapping
+
+    from codemode._json import JsonObject, JsonValue
 
 Handler = Callable[..., Any | Awaitable[Any]]
 
@@ -32,8 +35,8 @@ class Tool:
 
     name: str
     """The original name, used by the host (and MCP) to call the tool."""
-    alias: str
-    """A Python identifier the model uses: `tools.<alias>(...)`."""
+    alias: str = ""
+    """A Python identifier the model uses: `tools.<alias>(...)`; by default the name's portable alias."""
     description: str
     """What the tool does, for the model."""
     parameters: JsonObject
@@ -44,6 +47,48 @@ class Tool:
     """The callable that runs the tool; `None` for definitions loaded without one."""
     deferred: bool = True
     """Deferred tools are found through search; others are described in the `code` tool itself."""
+    arguments: Arguments | None = field(default=None, compare=False, repr=False)
+    """For a Python function's tool: converts validated JSON arguments to the handler's annotated types."""
+
+    def __post_init__(self) -> None:
+        if not self.alias:
+            object.__setattr__(self, "alias", portable_alias(self.name))  # frozen: set once, while being made
+
+
+class Arguments:
+    """The one owner of a Python tool's arguments: their JSON Schema, and their conversion to the handler's types.
+
+    The types are the handler's annotations (pydantic models, dataclasses, TypedDicts, dates, Enums, Literals,
+    unions, `Annotated` constraints). The schema the model sees and the conversion come from one pydantic
+    `TypeAdapter` over the function's signature, so they cannot disagree.
+    """
+
+    def __init__(self, signature: inspect.Signature) -> None:
+        def bind(**arguments: Any) -> dict[str, Any]:
+            return arguments
+
+        # A function with the handler's parameters that returns them converted: pydantic's call validation
+        # without calling the handler, so a value that does not convert never reaches it.
+        bind.__signature__ = signature.replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]  # read by inspect.signature
+        bind.__annotations__ = {
+            name: param.annotation
+            for name, param in signature.parameters.items()
+            if param.annotation is not param.empty
+        }
+        target: Any = bind  # pydantic builds a call schema from a function, which its type stubs do not spell
+        self._adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(target)
+
+    def json_schema(self) -> JsonObject:
+        """The JSON Schema of the keyword arguments."""
+        return self._adapter.json_schema(schema_generator=_ToolSchemaGenerator)
+
+    def convert(self, arguments: Mapping[str, JsonValue]) -> dict[str, Any]:
+        """The arguments as the handler's types, defaults filled in.
+
+        Raises:
+            pydantic.ValidationError: A value does not convert (`loc` names the parameter and the path in it).
+        """
+        return self._adapter.validate_python(ArgsKwargs((), dict(arguments)))
 
 
 def tool_from_function(
@@ -82,7 +127,7 @@ def tool_from_function(
     if not tool_name:
         raise CatalogError(f"Cannot name the tool for {fn!r}: pass `name=...`.")
     doc = parse_docstring(inspect.getdoc(fn))
-    parameters, returns = _function_schemas(fn, tool_name=tool_name)
+    arguments, parameters, returns = _function_schemas(fn, tool_name=tool_name)
     _document_parameters(parameters, doc.params)
     summary = doc.description if description is None else description
     if doc.returns and returns is not None:
@@ -91,17 +136,17 @@ def tool_from_function(
         summary = f"{summary}\n\nReturns: {doc.returns}".strip()
     return Tool(
         name=tool_name,
-        alias=portable_alias(tool_name),
         description=summary,
         parameters=parameters,
         returns=returns,
         handler=fn,
         deferred=deferred,
+        arguments=arguments,
     )
 
 
-def _function_schemas(fn: Handler, *, tool_name: str) -> tuple[JsonObject, JsonObject | None]:
-    """The JSON Schemas of a function's keyword arguments and of its result (`None` if unknown).
+def _function_schemas(fn: Handler, *, tool_name: str) -> tuple[Arguments, JsonObject, JsonObject | None]:
+    """The owner of a function's keyword arguments, their JSON Schema, and that of its result (`None` if unknown).
 
     Raises:
         CatalogError: A parameter cannot be passed by keyword, or a type hint has no JSON Schema.
@@ -120,13 +165,13 @@ def _function_schemas(fn: Handler, *, tool_name: str) -> tuple[JsonObject, JsonO
                 f"Tool {tool_name!r} has the parameter `{shown}`, which cannot be passed by keyword; tools are "
                 "called with keyword arguments only, so make every parameter a keyword parameter."
             )
-    target: Any = fn  # pydantic builds a call schema from a function, which its type stubs do not spell
     try:
-        parameters = TypeAdapter(target).json_schema(schema_generator=_ToolSchemaGenerator)
+        arguments = Arguments(signature)
+        parameters = arguments.json_schema()
         returns = _returns_schema(signature.return_annotation)
     except (PydanticUserError, NameError) as e:  # NameError: a type hint names something undefined
         raise CatalogError(f"Cannot make a JSON Schema for tool {tool_name!r}: {e}") from e
-    return parameters, returns
+    return arguments, parameters, returns
 
 
 def _returns_schema(annotation: Any) -> JsonObject | None:

@@ -10,7 +10,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
-from sandbox._types import SIZED, SafeType, sorted_
+from sandbox._types import SIZE_GUARDS, SIZED, SafeType, sorted_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -102,7 +102,8 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
         "print": output.print,
         "type": SafeType,
         **{real.__name__: sized for real, sized in SIZED.items()},
-        "sorted": sorted_,
+        "sorted": sorted_for(guards),
+        SIZE_GUARDS: guards,
         "getattr": getattr_,
         "hasattr": guards.hasattr,
         "setattr": guards.setattr,

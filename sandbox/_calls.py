@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import Awaitable, Callable, Generator
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from sandbox._hostcall import Bridge, Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 
 if TYPE_CHECKING:
+    from collections.abc import Generator
+
     from sandbox._guards import Guards
-
-Bridge = Callable[[str, "str | None", list[JsonValue], dict[str, JsonValue]], Awaitable[JsonValue]]
-"""Sends one call to the host: (function, attribute in a namespace or None, args, kwargs) -> JSON result."""
-
-
-class HostFailure(Exception):  # carries a host error across, not raised to the model as is
-    """A host function failed; only its exception's class name and message cross into the sandbox."""
-
-    def __init__(self, type_name: str, message: str) -> None:
-        super().__init__(message)
-        self.type_name = type_name
-        self.message = message
 
 
 class NotAwaitedError(TypeError):
@@ -66,13 +57,15 @@ class CallState:
             self.guards.stop("call_limit", f"the code made more than {self.max_calls:,} tool calls; make fewer per run")
         self.count += 1
         try:
-            args = check_json(list(pending._args))
-            kwargs = check_json(pending._kwargs)
+            args, kwargs = check_json(list(pending._args)), check_json(pending._kwargs)
         except NotJsonError as error:
-            raise TypeError(f"{pending._label}(...) takes JSON data only: {error}") from None
+            raise TypeError(f"{pending._call.label}(...) takes JSON data only: {error}") from None
+        assert isinstance(args, list)  # a copy keeps its container's type
+        assert isinstance(kwargs, dict)
+        call = dataclasses.replace(pending._call, args=args, kwargs=kwargs)
         async with self.semaphore:
             try:
-                result = await self.bridge(pending._function, pending._attribute, args, kwargs)  # type: ignore[arg-type]
+                result = await self.bridge(call)
             except HostFailure as failure:
                 raise self.error_class(failure.type_name)(failure.message) from None
         return result
@@ -87,15 +80,12 @@ _PLAIN_ERRORS = frozenset(
 class PendingCall:
     """The awaitable a host-function proxy returns."""
 
-    __slots__ = ("_args", "_attribute", "_calls", "_function", "_kwargs", "_label")
+    __slots__ = ("_args", "_call", "_calls", "_kwargs")
 
-    def __init__(
-        self, calls: CallState, function: str, attribute: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:
+    def __init__(self, calls: CallState, call: Call, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self._calls = calls
-        self._function = function
-        self._attribute = attribute
-        self._label = function if attribute is None else f"{function}.{attribute}"
+        self._call = call
+        """What is called; its arguments are filled in, as JSON, when the call is awaited."""
         self._args = args
         self._kwargs = kwargs
         calls.unawaited[id(self)] = self
@@ -105,7 +95,8 @@ class PendingCall:
 
     def fix_it(self) -> NotAwaitedError:
         """The error for using this call's result without awaiting it."""
-        return NotAwaitedError(f"`{self._label}(...)` must be awaited: write `await {self._label}(...)`")
+        label = self._call.label
+        return NotAwaitedError(f"`{label}(...)` must be awaited: write `await {label}(...)`")
 
     def __repr__(self) -> str:
         raise self.fix_it()
@@ -130,18 +121,15 @@ class PendingCall:
 class FunctionProxy:
     """A host function inside the sandbox: calling it returns a `PendingCall`."""
 
-    __slots__ = ("_attribute", "_calls", "_function")
+    __slots__ = ("_call", "_calls")
 
     def __init__(self, calls: CallState, function: str, attribute: str | None = None) -> None:
         self._calls = calls
-        self._function = function
-        self._attribute = attribute
+        self._call = Call(function, attribute)
 
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
-        self._calls.names.setdefault(
-            self._function if self._attribute is None else f"{self._function}.{self._attribute}"
-        )
-        return PendingCall(self._calls, self._function, self._attribute, args, kwargs)
+        self._calls.names.setdefault(self._call.label)
+        return PendingCall(self._calls, self._call, args, kwargs)
 
     @property
     def __name__(self) -> str:
@@ -149,8 +137,7 @@ class FunctionProxy:
         return self._function if self._attribute is None else self._attribute
 
     def __repr__(self) -> str:
-        name = self._function if self._attribute is None else f"{self._function}.{self._attribute}"
-        return f"<function {name}>"
+        return f"<function {self._call.label}>"
 
 
 class NamespaceProxy:

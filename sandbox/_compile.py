@@ -2,8 +2,9 @@
 
 The model's module body becomes the body of `async def _main_()`, so top-level `await` and `return` work and
 a final bare expression becomes the returned value. Names bound at top level are locals of `_main_`, so a
-`global x` inside a function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning. Code
-sent inside a markdown fence runs as the code inside it (`sandbox._fence`).
+`global x` inside a function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning. A run that
+keeps variables gets two more wrapper statements: the kept names bound first, and `locals()` handed back when
+the body ends, however it ends. Code sent inside a markdown fence runs as the code inside it (`sandbox._fence`).
 """
 
 from __future__ import annotations
@@ -12,17 +13,24 @@ import ast
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Final, cast
 
 from sandbox._fence import unfence
 from sandbox._policy import SandboxPolicy
 from sandbox.result import RunError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from types import CodeType
 
 FILENAME = "<code>"
 MAIN = "_main_"
+VARIABLES: Final = "_vars_"
+"""Global of a keeping run: the values to bind at top level (the model's code cannot name `_`-prefixed names)."""
+KEEP: Final = "_keep_"
+"""Global of a keeping run: called with the top-level names when the run's body ends, however it ends."""
+LOCALS: Final = "_locals_"
+"""Global of a keeping run: the real `locals`, called only by the wrapper statements added here."""
 MAX_DEPTH = 100
 _CACHE_SIZE = 256
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -36,24 +44,34 @@ class Compiled:
     """The module code object."""
     lines: tuple[str, ...]
     """The model's source lines, for tracebacks."""
+    assigned: tuple[str, ...] = ()
+    """The names the code binds at top level, sorted."""
 
 
 _cache: OrderedDict[str, Compiled | RunError] = OrderedDict()
 
 
-def compile_code(source: str, *, max_source: int) -> Compiled | RunError:
-    """Compile the model's source under the sandbox policy, or say why not."""
+def compile_code(source: str, *, max_source: int, variables: Iterable[str] | None = None) -> Compiled | RunError:
+    """Compile the model's source under the sandbox policy, or say why not.
+
+    Args:
+        source: The model's code.
+        max_source: The most characters accepted.
+        variables: For a run that keeps variables, the names bound before the body runs (from `_vars_`);
+            the body then ends by calling `_keep_(locals())`.
+    """
     if len(source) > max_source:
         return RunError(
             kind="forbidden",
             message=f"the code is {len(source):,} characters; the limit is {max_source:,}. Send less code per run.",
         )
-    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    names = None if variables is None else tuple(sorted(set(variables)))
+    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest() + repr(names)
     cached = _cache.get(key)
     if cached is not None:
         _cache.move_to_end(key)
         return cached
-    compiled = _compile_uncached(source)
+    compiled = _compile_uncached(source, names)
     _cache[key] = compiled
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
@@ -73,7 +91,7 @@ def _parse(source: str, *, unfenced: bool = False) -> tuple[ast.Module, str] | R
         return RunError(kind="syntax", message=f"the code cannot be parsed ({type(error).__name__}); simplify it")
 
 
-def _compile_uncached(source: str) -> Compiled | RunError:
+def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compiled | RunError:
     parsed = _parse(source)
     if isinstance(parsed, RunError):
         return parsed
@@ -81,13 +99,16 @@ def _compile_uncached(source: str) -> Compiled | RunError:
     if _depth(module) > MAX_DEPTH:
         return RunError(kind="syntax", message=f"the code is nested more than {MAX_DEPTH} levels deep; flatten it")
     _return_final_expression(module)
-    _globals_to_nonlocals(module)
+    assigned = _top_level_names(module)
+    _globals_to_nonlocals(module, assigned | set(variables or ()))
     policy = SandboxPolicy()
     module = policy.visit(module)
     if policy.errors:
         return _policy_error(policy.errors)
     main = cast("ast.AsyncFunctionDef", ast.parse(f"async def {MAIN}(): pass").body[0])
     main.body = module.body or [ast.Pass()]
+    if variables is not None:
+        main.body = _keeping(main.body, variables)
     wrapped = ast.fix_missing_locations(
         ast.Module(body=[ast.copy_location(main, module.body[0]) if module.body else main], type_ignores=[])
     )
@@ -100,7 +121,23 @@ def _compile_uncached(source: str) -> Compiled | RunError:
         return _syntax_error(error)
     except (RecursionError, MemoryError) as error:
         return RunError(kind="syntax", message=f"the code cannot be compiled ({type(error).__name__}); simplify it")
-    return Compiled(code=code, lines=tuple(source.splitlines()))
+    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)))
+
+
+def _keeping(body: list[ast.stmt], variables: tuple[str, ...]) -> list[ast.stmt]:
+    """`body` with the kept names bound first and `locals()` handed to `_keep_` when it ends.
+
+    Added after the policy ran, so these statements may use `_`-prefixed globals the model's code cannot name.
+    """
+    bind = [ast.parse(f"{name} = {VARIABLES}[{name!r}]").body[0] for name in variables]
+    keep = ast.parse(f"try:\n    pass\nfinally:\n    {KEEP}({LOCALS}())").body[0]
+    assert isinstance(keep, ast.Try)
+    for node in (*bind, *keep.finalbody):  # the model's first line: these never raise, so it is never shown
+        for child in ast.walk(node):
+            ast.copy_location(child, body[0])
+    ast.copy_location(keep, body[0])
+    keep.body = body
+    return [*bind, keep]
 
 
 def _depth(tree: ast.AST) -> int:
@@ -142,8 +179,7 @@ def _top_level_names(module: ast.Module) -> set[str]:
     return names
 
 
-def _globals_to_nonlocals(module: ast.Module) -> None:
-    top = _top_level_names(module)
+def _globals_to_nonlocals(module: ast.Module, top: set[str]) -> None:
     declared_global = {name for node in module.body if isinstance(node, ast.Global) for name in node.names}
     local = top - declared_global
     for node in ast.walk(module):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from sandbox._calls import HostFailure
+from sandbox._hostcall import Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
@@ -58,29 +58,26 @@ class Dispatcher:
             raise HostFailure("AttributeError", f"`{function}` has no attribute {attribute!r}")
         return target
 
-    async def __call__(
-        self, function: str, attribute: str | None, args: list[JsonValue], kwargs: dict[str, JsonValue]
-    ) -> JsonValue:
+    async def __call__(self, call: Call) -> JsonValue:
         """Run one call; raises `HostFailure` for anything the model should hear about."""
         self.count += 1
         if self.count > self.max_calls:
             raise HostFailure("RuntimeError", f"more than {self.max_calls:,} calls in one run")
-        target = self.resolve(function, attribute)
-        name = function if attribute is None else f"{function}.{attribute}"
+        target = self.resolve(call.function, call.attribute)
         if self.limiter is None:
-            result = await _call(target, args, kwargs)
+            result = await _call(target, call)
         else:
             async with self.limiter:
-                result = await _call(target, args, kwargs)
+                result = await _call(target, call)
         try:
             return check_json(result)
         except NotJsonError as error:
-            raise HostFailure("TypeError", f"`{name}` returned data that is not JSON: {error}") from None
+            raise HostFailure("TypeError", f"`{call.label}` returned data that is not JSON: {error}") from None
 
 
-async def _call(target: HostFunction, args: list[JsonValue], kwargs: dict[str, JsonValue]) -> object:
+async def _call(target: HostFunction, call: Call) -> object:
     try:
-        result = target(*args, **kwargs)
+        result = target(*call.args, **call.kwargs)
         if inspect.isawaitable(result):
             result = await result
     except FunctionError as error:

@@ -13,11 +13,9 @@ import calendar
 import collections
 import collections.abc
 import copy
-import dataclasses
 import datetime
 import decimal
 import difflib
-import enum
 import fractions
 import functools
 import hashlib
@@ -37,11 +35,12 @@ import typing
 import unicodedata
 import urllib.parse
 import uuid
-from collections.abc import Callable, Mapping
-from keyword import iskeyword
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from sandbox._classgen import ENUMS, make_dataclasses
+from sandbox._copying import deepcopy
 from sandbox._guards import ForbiddenImportError, Guards, forbid
 from sandbox._sizes import plain
 
@@ -198,59 +197,15 @@ def _functools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dataclasses(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
-    # `@dataclass` writes methods into the class and compiles code from its field names.
-    def dataclass(cls: Any = None, /, **options: Any) -> Any:
-        def make(target: Any) -> Any:
-            if not guards.is_own(target):
-                forbid("`@dataclass` works only on the code's own classes")
-            fields = vars(target).get("__annotations__", {})
-            if not all(isinstance(name, str) and name.isidentifier() and not iskeyword(name) for name in fields):
-                forbid("a dataclass field name must be a plain identifier")
-            return dataclasses.dataclass(target, **options)
-
-        return make if cls is None else make(cls)
-
-    members = _pick(
-        dataclasses, "field fields asdict astuple replace is_dataclass FrozenInstanceError InitVar KW_ONLY MISSING"
-    )
-    return {**members, "dataclass": dataclass}
+    return make_dataclasses(guards)
 
 
 def _copy(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
-    def deepcopy(x: Any, memo: Any = None) -> Any:
-        if memo is not None:  # the memo keeps the originals of everything copied, internals included
-            forbid("`copy.deepcopy(x, memo)` is not allowed in the sandbox; call `copy.deepcopy(x)`")
-        return copy.deepcopy(x)
-
     return {"copy": copy.copy, "deepcopy": deepcopy}
 
 
-class _EnumType(enum.EnumType):
-    """Enum's metaclass, but the functional API (`Enum("Color", names)`) takes only public member names."""
-
-    def __call__(cls, value: Any, names: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if names is not None:
-            if "module" in kwargs or "qualname" in kwargs:
-                forbid("`Enum(..., module=, qualname=)` is not allowed in the sandbox")
-            if isinstance(names, str):
-                members = names.replace(",", " ").split()
-            else:
-                names = dict(names) if isinstance(names, Mapping) else list(names)
-                members = [item if isinstance(item, str) else item[0] for item in names]
-            if not all(isinstance(name, str) and not name.startswith("_") for name in members):
-                forbid("an Enum member name must not start with `_` in the sandbox")
-        return super().__call__(value, names, *args, **kwargs)
-
-
-def _guarded_enum(base: type[enum.Enum]) -> type:
-    return _EnumType(base.__name__, (base,), _EnumType.__prepare__(base.__name__, (base,)))
-
-
-_ENUMS = {name: _guarded_enum(getattr(enum, name)) for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")}
-
-
 def _enum(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
-    return {**_ENUMS, **_pick(enum, "auto unique")}
+    return dict(ENUMS)
 
 
 def _itertools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:

@@ -15,14 +15,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from sandbox._calls import HostFailure
+from sandbox._hostcall import Call, HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
@@ -99,7 +98,13 @@ class WorkerProcess:
             await self.writer.send(frame)
 
     async def run(
-        self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]
+        self,
+        code: str,
+        *,
+        limits: Limits,
+        dispatcher: Dispatcher,
+        error_names: tuple[str, ...],
+        variables: dict[str, JsonValue] | None = None,
     ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
 
@@ -116,6 +121,7 @@ class WorkerProcess:
                     "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
+                    "variables": variables,
                 }
             )
         except FrameTooLargeError as error:
@@ -166,29 +172,29 @@ class WorkerProcess:
                 return _result(message.get("result"))
             if kind != "call":
                 raise ProtocolError(f"unexpected frame {kind!r} during a run")
-            call = _Call.parse(message)
+            call_id, call = _parse_call(message)
             if message.get("run") == run_id:
-                calls.start_soon(self._answer, dispatcher, call)
+                calls.start_soon(self._answer, dispatcher, call_id, call)
             else:  # left over from an earlier run (a task or generator still running after it ended)
                 failure = HostFailure("RuntimeError", "the run that made this call is over; its calls are refused")
-                calls.start_soon(self._reply, _failure_reply(call.id, failure))
+                calls.start_soon(self._reply, _failure_reply(call_id, failure))
 
-    async def _answer(self, dispatcher: Dispatcher, call: _Call) -> None:
+    async def _answer(self, dispatcher: Dispatcher, call_id: int, call: Call) -> None:
         try:
-            value = await dispatcher(call.function, call.attribute, call.args, call.kwargs)
+            value = await dispatcher(call)
         except HostFailure as failure:
-            frame = _failure_reply(call.id, failure)
+            frame = _failure_reply(call_id, failure)
         except Exception as error:  # noqa: BLE001  # a failing name resolver, say: the model hears of it, no more
-            frame = _failure_reply(call.id, HostFailure(type(error).__name__, _text(error)))
+            frame = _failure_reply(call_id, HostFailure(type(error).__name__, _text(error)))
         else:
             try:
-                frame = encode({"t": "result", "id": call.id, "ok": True, "value": value})
+                frame = encode({"t": "result", "id": call_id, "ok": True, "value": value})
             except FrameTooLargeError as error:
                 frame = _failure_reply(
-                    call.id,
+                    call_id,
                     HostFailure(
                         "ValueError",
-                        f"`{call.name}` returned {error.size:,} bytes of JSON, more than the {MAX_FRAME:,} bytes "
+                        f"`{call.label}` returned {error.size:,} bytes of JSON, more than the {MAX_FRAME:,} bytes "
                         "one call can return; ask for less per call (a page, a filter, fewer fields)",
                     ),
                 )
@@ -257,35 +263,19 @@ def _protocol_violation(error: BaseException) -> str | None:
     return str(error)[:200] if isinstance(error, ProtocolError) else None
 
 
-@dataclass(frozen=True)
-class _Call:
-    """A `call` frame, checked."""
-
-    id: int
-    function: str
-    attribute: str | None
-    args: list[JsonValue]
-    kwargs: dict[str, JsonValue]
-
-    @property
-    def name(self) -> str:
-        """The name the code called, for messages."""
-        return self.function if self.attribute is None else f"{self.function}.{self.attribute}"
-
-    @classmethod
-    def parse(cls, message: dict[str, Any]) -> _Call:
-        """The call in a frame, or `ProtocolError` if it is malformed."""
-        call_id, function, attribute = message.get("id"), message.get("fn"), message.get("attr")
-        args, kwargs = message.get("args") or [], message.get("kwargs") or {}
-        if (
-            type(call_id) is not int
-            or type(function) is not str
-            or not (attribute is None or type(attribute) is str)
-            or type(args) is not list
-            or type(kwargs) is not dict
-        ):
-            raise ProtocolError("a malformed `call` frame")
-        return cls(call_id, function, attribute, args, kwargs)
+def _parse_call(message: dict[str, Any]) -> tuple[int, Call]:
+    """The id and the call of a `call` frame, or `ProtocolError` if it is malformed."""
+    call_id, function, attribute = message.get("id"), message.get("fn"), message.get("attr")
+    args, kwargs = message.get("args") or [], message.get("kwargs") or {}
+    if (
+        type(call_id) is not int
+        or type(function) is not str
+        or not (attribute is None or type(attribute) is str)
+        or type(args) is not list
+        or type(kwargs) is not dict
+    ):
+        raise ProtocolError("a malformed `call` frame")
+    return call_id, Call(function, attribute, args, kwargs)
 
 
 def _failure_reply(call_id: int, failure: HostFailure) -> bytes:

@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
-from sandbox._calls import Bridge, CallState, FunctionProxy, NamespaceProxy, PendingCall
+from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._sizes import SizeLimitError
-from sandbox._types import CURRENT_GUARDS
+from sandbox._variables import Keeper
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import TracebackType
 
+    from sandbox._hostcall import Bridge
     from sandbox.limits import Limits
 
 MAX_MESSAGE = 1_800
@@ -42,22 +43,31 @@ FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a 
 
 
 async def run_code(
-    source: str, *, limits: Limits, bridge: Bridge, functions: FunctionKinds, error_names: Iterable[str] = ()
+    source: str,
+    *,
+    limits: Limits,
+    bridge: Bridge,
+    functions: FunctionKinds,
+    error_names: Iterable[str] = (),
+    variables: dict[str, JsonValue] | None = None,
 ) -> RunResult:
-    """Compile and run `source`; every outcome is a result."""
+    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`)."""
     started = time.monotonic()
-    compiled = compile_code(source, max_source=limits.source)
+    names = tuple(error_names)
+    keeper = None if variables is None else Keeper(variables)
+    compiled = compile_code(source, max_source=limits.source, variables=variables)
     if isinstance(compiled, RunError):
-        return RunResult(error=compiled, duration=time.monotonic() - started)
+        return RunResult(error=compiled, duration=time.monotonic() - started, variables=variables)
     guards = Guards(operations=limits.operations, deadline=started + limits.timeout, max_size=limits.max_size)
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
     facade = AsyncioFacade()
     value: Any = None
     error: RunError | None = None
-    context_token = CURRENT_GUARDS.set(guards)  # copied into the run's task with the rest of the context
     try:
-        namespace = _globals(guards, output, calls, facade, functions, error_names)
+        namespace = _globals(guards, output, calls, facade, functions, names)
+        if keeper is not None:
+            namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         value = await _run_main(namespace[MAIN](), facade, limits.timeout - (time.monotonic() - started), guards)
         error = _unawaited_error(calls)
@@ -68,13 +78,13 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = describe_exception(exc, compiled)
     finally:
-        CURRENT_GUARDS.reset(context_token)
         guards.finish()
         guards.close_unawaited()
         await facade.cancel_all()
         await guards.close_async_generators()
     if error is None:
         value, error = _check_value(value, limits)
+    kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
     return RunResult(
         value=value if error is None else None,
         stdout=output.text(),
@@ -82,6 +92,9 @@ async def run_code(
         calls=calls.count,
         duration=time.monotonic() - started,
         names=tuple(calls.names),
+        assigned=compiled.assigned,
+        variables=kept,
+        dropped_variables=dropped,
     )
 
 

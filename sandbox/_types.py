@@ -9,11 +9,18 @@ code after the run. Class statements are checked by the policy at compile time; 
 
 from __future__ import annotations
 
-import contextvars
-from typing import Any
+import operator
+import sys
+from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
-from sandbox._guards import SANDBOX_CLASS_MARK, Guards, forbid
+from sandbox._guards import SANDBOX_CLASS_MARK, forbid
 from sandbox._policy import ALLOWED_DUNDER_METHODS
+from sandbox._sizes import plain
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sandbox._sizes import SizeGuards
 
 # Dunders Python itself puts in a class namespace, besides the methods a class body may define.
 CLASS_KEYS = ALLOWED_DUNDER_METHODS | {
@@ -32,15 +39,23 @@ CLASS_KEYS = ALLOWED_DUNDER_METHODS | {
 }
 
 
-CURRENT_GUARDS: contextvars.ContextVar[Guards] = contextvars.ContextVar("sandbox_guards")
-"""The guards of the run whose code is executing (each run's task has its own context)."""
+SIZE_GUARDS: Final = "_size_guards_"
+"""The run's builtins hold its guards under this name; reserved, so the code cannot name it."""
 
 
 def check_class_namespace(namespace: Any) -> None:
     """Refuse a class namespace holding a dunder the code may not define."""
     for key in namespace:
-        if isinstance(key, str) and key.startswith("__") and key not in CLASS_KEYS:
-            forbid(f"a class cannot define `{key}` in the sandbox")
+        name = plain_key(key)
+        if name.startswith("__") and name not in CLASS_KEYS:
+            forbid(f"a class cannot define `{name}` in the sandbox")
+
+
+def plain_key(key: object) -> str:
+    """A class namespace key as a plain `str` (a subclass's or an object's `__eq__` could pose as any name)."""
+    if not isinstance(key, str):
+        forbid(f"a class namespace key must be a string, not {type(key).__name__!r}")
+    return str(plain(key))
 
 
 class _TypeMeta(type):
@@ -65,7 +80,8 @@ class SafeType(type, metaclass=_TypeMeta):
         if type(namespace) is not dict:
             raise TypeError("type() argument 3 must be a dict")
         check_class_namespace(namespace)
-        cls = super().__new__(mcs, name, real_bases(bases), dict(namespace), **kwargs)
+        plain_namespace = {plain_key(key): value for key, value in dict.items(namespace)}
+        cls = super().__new__(mcs, name, real_bases(bases), plain_namespace, **kwargs)
         type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
         return cls
 
@@ -87,7 +103,10 @@ class _SizedMeta(type):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if args:
-            check_size(args[0], counts=cls.real in (bytes, bytearray))
+            # The run's guards, from the builtins of the code calling (a C caller passes its caller's frame).
+            guards = sys._getframe(1).f_builtins.get(SIZE_GUARDS)
+            first = check_size(args[0], guards, counts=cls.real in (bytes, bytearray))
+            args = (first, *args[1:])
         return cls.real(*args, **kwargs)
 
     def __getattr__(cls, name: str) -> Any:
@@ -97,15 +116,24 @@ class _SizedMeta(type):
         return repr(cls.real)
 
 
-def check_size(source: object, *, counts: bool = False) -> None:
-    """Refuse building a collection from a range (or, for `bytes(n)`, a count) over the run's size limit."""
-    guards = CURRENT_GUARDS.get(None)
-    if guards is None:
-        return
+def check_size(source: object, guards: SizeGuards | None, *, counts: bool = False) -> object:
+    """Refuse building a collection from a range (or, for `bytes(n)`, a count) over the run's size limit.
+
+    Returns the source to build from (a count as a plain int, read once). Without the run's guards (code the
+    run left behind, running after it), a size that needs checking is refused.
+    """
+    what = "a collection of length"
     if type(source) is range:
-        guards.check_length(len(source), "a collection of length")
-    elif counts and type(source) is int:
-        guards.check_length(source, "bytes of length")
+        size = len(source)
+    elif counts and isinstance(source, int | SupportsIndex) and not isinstance(source, str | bytes | bytearray):
+        source = size = operator.index(source)  # once: the code's `__index__` may answer differently each time
+        what = "bytes of length"
+    else:
+        return source
+    if guards is None:
+        forbid("this collection is built outside the run that made it; build it while the run is going")
+    guards.check_length(size, what)
+    return source
 
 
 def _sized(real: type) -> type:
@@ -118,10 +146,15 @@ SIZED: dict[type, type] = {real: _sized(real) for real in (list, tuple, set, fro
 """Real builtin type -> the size-checked stand-in the code sees under its name."""
 
 
-def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-    """`sorted`, size-checked like the collection constructors."""
-    check_size(iterable)
-    return sorted(iterable, key=key, reverse=reverse)
+def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:
+    """The run's `sorted`, size-checked like the collection constructors."""
+
+    def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
+        check_size(iterable, guards)
+        return sorted(iterable, key=key, reverse=reverse)
+
+    sorted_.__name__ = sorted_.__qualname__ = "sorted"
+    return sorted_
 
 
 def real_bases(bases: tuple[Any, ...]) -> tuple[type, ...]:

@@ -16,14 +16,14 @@ import resource
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sandbox._calls import HostFailure
+from sandbox._hostcall import HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, decode, encode, frame_size
 from sandbox._runner import run_code
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
-    from sandbox._calls import Bridge
+    from sandbox._hostcall import Bridge, Call
     from sandbox._jsonvalue import JsonValue
 
 
@@ -82,33 +82,23 @@ class Worker:
     def bridge_for(self, run_id: object) -> Bridge:
         """The bridge of one run: its calls carry the run's id and are refused once the run is over."""
 
-        async def bridge(
-            function: str, attribute: str | None, args: list[JsonValue], kwargs: dict[str, JsonValue]
-        ) -> JsonValue:
-            return await self.call(run_id, function, attribute, args, kwargs)
+        async def bridge(call: Call) -> JsonValue:
+            return await self.call(run_id, call)
 
         return bridge
 
-    async def call(
-        self,
-        run_id: object,
-        function: str,
-        attribute: str | None,
-        args: list[JsonValue],
-        kwargs: dict[str, JsonValue],
-    ) -> JsonValue:
+    async def call(self, run_id: object, call: Call) -> JsonValue:
         """A host call over the pipe, on behalf of run `run_id`."""
         if run_id is None or run_id != self.current_run:
             raise HostFailure("RuntimeError", _RUN_OVER)
         call_id = next(self.ids)
-        message = {"t": "call", "run": run_id, "id": call_id, "fn": function, "attr": attribute}
+        message = {"t": "call", "run": run_id, "id": call_id, "fn": call.function, "attr": call.attribute}
         try:
-            frame = encode({**message, "args": args, "kwargs": kwargs})
+            frame = encode({**message, "args": call.args, "kwargs": call.kwargs})
         except FrameTooLargeError as error:
-            name = function if attribute is None else f"{function}.{attribute}"
             raise HostFailure(
                 "ValueError",
-                f"the arguments of `{name}(...)` are {error.size:,} bytes as JSON; one call can send at most "
+                f"the arguments of `{call.label}(...)` are {error.size:,} bytes as JSON; one call can send at most "
                 f"{MAX_FRAME:,}. Send less per call",
             ) from None
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -134,6 +124,7 @@ class Worker:
                 bridge=self.bridge_for(run_id),
                 functions=message["functions"],
                 error_names=message.get("error_names") or (),
+                variables=message.get("variables"),
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
             result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))

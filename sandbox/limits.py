@@ -35,6 +35,9 @@ class Limits:
     """Loop iterations and function entries the code may make (the operation budget)."""
     max_size: int = 10_000_000
     """Largest string, bytes or sequence (in items) and int (in bits) a single operation may create."""
+    variables: int = 256 * 1024
+    """Bytes of JSON the top-level variables a run keeps may take in all (runs given `variables=`); a variable
+    that does not fit is dropped, with the reason."""
 
     def to_json(self) -> dict[str, JsonValue]:
         """These limits as plain data, to send to a worker process."""

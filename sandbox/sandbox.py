@@ -17,8 +17,10 @@ import asyncio
 from typing import TYPE_CHECKING, Literal, Self
 
 from sandbox._dispatch import Dispatcher
+from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._pool import WorkerPool
 from sandbox._runner import run_code
+from sandbox._variables import valid_name
 from sandbox.errors import SandboxClosedError, SandboxError
 from sandbox.limits import Limits
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from types import TracebackType
 
+    from sandbox._jsonvalue import JsonValue
     from sandbox.functions import HostFunction, Namespace
     from sandbox.result import RunResult
 
@@ -74,6 +77,7 @@ class Sandbox:
         functions: Mapping[str, HostFunction | Namespace] | None = None,
         limits: Limits | None = None,
         error_names: Iterable[str] = (),
+        variables: Mapping[str, JsonValue] | None = None,
     ) -> RunResult:
         """Run `code`; every outcome, failures included, is a `RunResult`.
 
@@ -84,19 +88,50 @@ class Sandbox:
                 the one the workers were started with.
             error_names: Exception class names that host functions raise (through `FunctionError`) and that the
                 code may name in `except` clauses before any was raised.
+            variables: Keep variables across runs: these JSON values are bound as top-level names before the
+                code runs, and `RunResult.variables` holds the top-level variables the run leaves that convert
+                to JSON (within `Limits.variables`), ready to pass to the next run. `{}` starts keeping.
+
+        Example:
+            ```python
+            first = await sb.run("rows = [1, 2, 3]", variables={})
+            second = await sb.run("return sum(rows)", variables=first.variables)
+            assert second.value == 6
+            ```
         """
         if not self._open:
             raise SandboxClosedError("the sandbox is not open; use `async with Sandbox(...) as sb:`")
         limits = limits or self.limits
         dispatcher = Dispatcher(dict(functions or {}), limits, limit=self._pool is not None)
         names = tuple(error_names)
+        initial = None if variables is None else _checked_variables(variables, (*dispatcher.kinds(), *names))
         if self._pool is None:
             _require_asyncio()
             return await run_code(
-                code, limits=limits, bridge=dispatcher, functions=dispatcher.kinds(), error_names=names
+                code,
+                limits=limits,
+                bridge=dispatcher,
+                functions=dispatcher.kinds(),
+                error_names=names,
+                variables=initial,
             )
         async with self._pool.worker() as worker:
-            return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names)
+            return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial)
+
+
+def _checked_variables(variables: Mapping[str, JsonValue], reserved: Iterable[str]) -> dict[str, JsonValue]:
+    """A fresh JSON copy of `variables`; `SandboxError` for a name the code could not use, or a value not JSON."""
+    taken = set(reserved)
+    for name in variables:
+        if not valid_name(name) or name in taken:
+            raise SandboxError(
+                f"variables: {name!r} cannot be a variable (use an identifier that is not a keyword, does not start "
+                "with `_` and is not the name of a host function)"
+            )
+    try:
+        return {name: check_json(value) for name, value in variables.items()}
+    except NotJsonError as error:
+        raise SandboxError(f"variables: {error}; pass plain JSON values") from None
 
 
 def _require_asyncio() -> None:

@@ -1,29 +1,31 @@
 """Shared by the subcommands: `--config FILE` to a catalog, with config errors printed for a person; `--search`.
 
-A config with MCP servers needs connections: `opened_catalog` keeps them open for a command's whole run
-(`exec`, `chat`), `sources_from_args` gives the owning `McpSources` (for `serve`), and `catalog_from_args`
-connects once to list the tools, after which each call opens a connection of its own (`search`, which only reads
-definitions).
+A config with MCP servers or OpenAPI descriptions needs connections: `opened_catalog` keeps them open for a
+command's whole run (`exec`, `chat`), `sources_from_args` gives the owning `ConfigSources` (for `serve`), and
+`catalog_from_args` connects once to list the tools, after which each call opens a connection of its own
+(`search`, which only reads definitions).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 import anyio
 
-from codemode.config import McpHttpSource, McpStdioSource, build_catalog, load_config
+from codemode.config import McpHttpSource, McpStdioSource, OpenApiSource, build_catalog, load_config
 from codemode.errors import CodemodeError
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import AsyncIterator
+    from types import TracebackType
 
     from codemode.catalog import Catalog
     from codemode.config import Config
     from codemode.mcp import McpSources
+    from codemode.openapi import OpenApiSources
 
 
 def add_config_argument(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -41,12 +43,21 @@ def add_search_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_persist_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--persist-variables`."""
+    parser.add_argument(
+        "--persist-variables",
+        action="store_true",
+        help="keep the top-level variables a run leaves (JSON data only) for the next run of the conversation",
+    )
+
+
 def search_unavailable(args: argparse.Namespace) -> bool:
     """True, after printing the install command, when `--search hybrid` was asked for without its extra."""
     if args.search != "hybrid":
         return False
     try:
-        import codemode.hybrid  # noqa: F401  # the optional `semantic` extra
+        import codemode.search.hybrid  # noqa: F401  # the optional `semantic` extra
     except ImportError as error:
         print(f"codemode: {error}", file=sys.stderr)
         return True
@@ -57,7 +68,7 @@ def catalog_from_args(args: argparse.Namespace) -> Catalog | None:
     """The catalog the config describes, or None after printing why it cannot be built."""
     try:
         config = load_config(args.config)
-        if not _has_mcp(config):
+        if not _needs_connections(config):
             return build_catalog(config)
     except (CodemodeError, OSError) as error:
         print(f"codemode: {error}", file=sys.stderr)
@@ -79,13 +90,13 @@ async def opened_catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | No
     """The config's catalog with its MCP servers connected for the duration, or None after printing why not."""
     try:
         config = load_config(args.config)
-        if not _has_mcp(config):
+        if not _needs_connections(config):
             catalog = build_catalog(config)
     except (CodemodeError, OSError) as error:
         print(f"codemode: {error}", file=sys.stderr)
         yield None
         return
-    if not _has_mcp(config):
+    if not _needs_connections(config):
         yield catalog
         return
     sources = sources_from_args(args, config)
@@ -97,22 +108,54 @@ async def opened_catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | No
         yield sources.catalog
 
 
-def sources_from_args(args: argparse.Namespace, config: Config | None = None) -> McpSources | None:
-    """The config's catalog and MCP servers (not yet connected), or None after printing why not."""
+def sources_from_args(args: argparse.Namespace, config: Config | None = None) -> ConfigSources | None:
+    """The config's catalog, MCP servers and OpenAPI descriptions (not yet connected), or None after printing why."""
     try:
-        from codemode.mcp import sources_from_config  # the `mcp` extra, needed only for MCP sources
-
-        return sources_from_config(config or load_config(args.config))
+        return ConfigSources(config or load_config(args.config))
     except (CodemodeError, OSError, ImportError) as error:
         print(f"codemode: {error}", file=sys.stderr)
         return None
 
 
-def _has_mcp(config: Config) -> bool:
-    return any(isinstance(source, McpStdioSource | McpHttpSource) for source in config.sources)
+class ConfigSources:
+    """A config's catalog with the sources that need connections: its MCP servers and its OpenAPI clients."""
+
+    def __init__(self, config: Config) -> None:
+        self.catalog = build_catalog(config, skip_mcp=True, skip_openapi=True)
+        self.mcp: McpSources | None = None
+        self.openapi: OpenApiSources | None = None
+        if any(isinstance(source, McpStdioSource | McpHttpSource) for source in config.sources):
+            from codemode.mcp import McpSources, mcp_servers  # the `mcp` extra, needed only for MCP sources
+
+            self.mcp = McpSources(self.catalog, mcp_servers(config))
+        if any(isinstance(source, OpenApiSource) for source in config.sources):
+            from codemode.openapi import OpenApiSources, openapi_apis
+
+            self.openapi = OpenApiSources(self.catalog, openapi_apis(config))
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Self:
+        async with contextlib.AsyncExitStack() as stack:
+            for sources in (self.mcp, self.openapi):
+                if sources is not None:
+                    await stack.enter_async_context(sources)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._stack.aclose()
 
 
-def report_failures(sources: McpSources) -> None:
-    """Print the MCP servers (or tools) left out, and why."""
-    for server, reason in sources.failures.items():
-        print(f"codemode: MCP server {server!r} left out: {reason}", file=sys.stderr)
+def _needs_connections(config: Config) -> bool:
+    return any(isinstance(source, McpStdioSource | McpHttpSource | OpenApiSource) for source in config.sources)
+
+
+def report_failures(sources: ConfigSources) -> None:
+    """Print the servers, descriptions, tools and operations left out (and tools kept with relaxed checks), and why."""
+    for server, reason in sources.mcp.failures.items() if sources.mcp else ():
+        verb = "" if reason.startswith("kept") else "left out: "
+        print(f"codemode: MCP server {server!r} {verb}{reason}", file=sys.stderr)
+    for api, reason in sources.openapi.failures.items() if sources.openapi else ():
+        print(f"codemode: OpenAPI {api!r} left out: {reason}", file=sys.stderr)

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import DEFAULT_SYSTEM, Agent
-from codemode.cli._catalogs import add_config_argument, add_search_argument, opened_catalog, search_unavailable
+from codemode.cli._catalogs import (
+    add_config_argument,
+    add_persist_argument,
+    add_search_argument,
+    opened_catalog,
+    search_unavailable,
+)
 from codemode.cli._models import PROVIDERS, model_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
@@ -36,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
     parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
     parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    add_persist_argument(parser)
     add_search_argument(parser)
     parser.set_defaults(run=run)
 
@@ -69,7 +76,9 @@ async def _catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | None]:
 
 
 async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int:
-    async with CodeMode(catalog, isolation=args.isolation, search=args.search) as cm:
+    async with CodeMode(
+        catalog, isolation=args.isolation, search=args.search, persist_variables=args.persist_variables
+    ) as cm:
         agent = Agent(
             cm,
             model,

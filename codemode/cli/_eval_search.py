@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codemode.evaluation import evaluate, load_queries, load_tools
+from codemode.search.evaluation import evaluate, load_queries, load_tools
 
 if TYPE_CHECKING:
     import argparse
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     search = None
     if args.ranker == "hybrid":
         try:
-            from codemode.hybrid import HybridSearch  # the optional `semantic` extra
+            from codemode.search.hybrid import HybridSearch  # the optional `semantic` extra
         except ImportError as error:
             print(f"codemode eval-search: {error}", file=sys.stderr)
             return 2

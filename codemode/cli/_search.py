@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from codemode.cli._catalogs import add_config_argument, add_search_argument, catalog_from_args, search_unavailable
-from codemode.search import SearchIndex
+from codemode.search import build_index
 from codemode.stubs import render_signature
 
 if TYPE_CHECKING:
@@ -29,12 +29,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = catalog_from_args(args)
     if catalog is None:
         return 2
-    if args.search == "hybrid":
-        from codemode.hybrid import HybridSearch  # the optional `semantic` extra
-
-        results = HybridSearch(catalog).search(args.query, args.max_results)
-    else:
-        results = SearchIndex(catalog).search(args.query, args.max_results)
+    results = build_index(args.search, catalog).search(args.query, args.max_results)
     if not results:
         print("no matching tools")
     for rank, (tool, score) in enumerate(results, 1):

@@ -9,6 +9,7 @@ import anyio
 
 from codemode.cli._catalogs import (
     add_config_argument,
+    add_persist_argument,
     add_search_argument,
     report_failures,
     search_unavailable,
@@ -33,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="keep no session state (http): discovery state travels in each request's `_meta`",
     )
     parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    add_persist_argument(parser)
     add_search_argument(parser)
     parser.set_defaults(run=run)
 
@@ -53,7 +55,12 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with sources:
             report_failures(sources)
-            async with CodeMode(sources.catalog, isolation=args.isolation, search=args.search) as cm:
+            async with CodeMode(
+                sources.catalog,
+                isolation=args.isolation,
+                search=args.search,
+                persist_variables=args.persist_variables,
+            ) as cm:
                 if args.transport == "http":
                     await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
                 else:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
+from codemode._jsonschema import report_problem, schema_problem
 from codemode._naming import portable_alias
 from codemode.errors import CatalogError
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
@@ -74,7 +75,8 @@ class McpSources:
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.failures: dict[str, str] = {}
-        """What was left out, by server name (or `server/tool` for a single tool), with the reason."""
+        """What was left out, by server name (or `server/tool` for a single tool), with the reason; and the tools
+        kept with relaxed argument checks, their schema being valid under no JSON Schema draft (`kept, but ...`)."""
         self._pending = list(servers)
         self._links: list[_Link] = []
         self._stack: contextlib.AsyncExitStack | None = None
@@ -144,6 +146,15 @@ class McpSources:
                 except CatalogError as error:
                     self._fail(f"{link.label}/{link.names.pop(tool.name)}", str(error))
             named = registered
+        for link, tool in named:
+            problem = schema_problem(tool.parameters)
+            if problem is not None:  # kept: a tool is never lost for its schema
+                key = f"{link.label}/{link.names[tool.name]}"
+                self.failures[key] = (
+                    f"kept, but its input schema is valid under no JSON Schema draft ({problem}); its arguments "
+                    "are checked only where the schema can be read"
+                )
+                report_problem(tool.name, problem)
         return [tool for _, tool in named]
 
     def _named(self, batch: list[tuple[_Link, list[types.Tool]]]) -> list[tuple[_Link, Tool]]:
@@ -213,7 +224,6 @@ class _Link:
 
         return Tool(
             name=name,
-            alias=portable_alias(name),
             description=mcp_tool.description or mcp_tool.title or "",
             parameters=mcp_tool.input_schema,
             returns=mcp_tool.output_schema,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any, Literal
 
-from codemode.providers.base import CodeCall, Turn, Usage, unknown_tool
+from codemode.providers.base import Turn, Usage, code_from_input, json_objects, token_count, unknown_tool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from codemode._json import JsonObject, JsonValue
     from codemode.code_tool import CodeTool
-    from codemode.providers.base import Placement, TextSink, ToolOutcome, WireFormat
+    from codemode.providers.base import CodeCall, Placement, TextSink, ToolOutcome, WireFormat
 
 Caching = Literal["breakpoints", "automatic", "off"]
 """How requests ask for prompt caching (see the module docstring)."""
@@ -83,7 +83,7 @@ class AnthropicWire:
 
     def read(self, response: JsonObject) -> Turn:
         """Text, `code` calls and usage of a `Message` (as `model_dump(mode="json")` gives it)."""
-        blocks = [_clean_block(block) for block in _objects(response.get("content"))]
+        blocks = [_clean_block(block) for block in json_objects(response.get("content"))]
         blocks = [block for block in blocks if not (block.get("type") == "text" and not block.get("text"))]
         texts = [str(block["text"]) for block in blocks if block.get("type") == "text"]
         calls = tuple(self._call(block) for block in blocks if block.get("type") == "tool_use")
@@ -95,11 +95,7 @@ class AnthropicWire:
         name = block.get("name")
         if name != self.tool_name:
             return unknown_tool(call_id, name, self.tool_name)
-        arguments = block.get("input")
-        code = arguments.get("code") if isinstance(arguments, dict) else None
-        if not isinstance(code, str):
-            return CodeCall(id=call_id, code="", error='The `code` tool takes `{"code": "<python source>"}`.')
-        return CodeCall(id=call_id, code=code)
+        return code_from_input(call_id, block.get("input"))
 
     def results(self, outcomes: Sequence[ToolOutcome], placement: Placement) -> list[JsonObject]:
         """One user message: a `tool_result` block per outcome, then announcements as text blocks if so placed."""
@@ -131,10 +127,10 @@ def read_usage(usage: JsonValue) -> Usage:
     """Normalise a Messages API `usage` object (`input_tokens` counts only the uncached input)."""
     fields = usage if isinstance(usage, dict) else {}
     return Usage(
-        cache_read_tokens=_int(fields.get("cache_read_input_tokens")),
-        cache_write_tokens=_int(fields.get("cache_creation_input_tokens")),
-        uncached_input_tokens=_int(fields.get("input_tokens")),
-        output_tokens=_int(fields.get("output_tokens")),
+        cache_read_tokens=token_count(fields.get("cache_read_input_tokens")),
+        cache_write_tokens=token_count(fields.get("cache_creation_input_tokens")),
+        uncached_input_tokens=token_count(fields.get("input_tokens")),
+        output_tokens=token_count(fields.get("output_tokens")),
     )
 
 
@@ -156,7 +152,7 @@ def _collect_texts(content: JsonValue, texts: list[str]) -> None:
     if isinstance(content, str):
         texts.append(content)
         return
-    for block in _objects(content):
+    for block in json_objects(content):
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(str(block["text"]))
         elif block.get("type") == "tool_result":
@@ -166,14 +162,6 @@ def _collect_texts(content: JsonValue, texts: list[str]) -> None:
 def _clean_block(block: JsonObject) -> JsonObject:
     # Response-only fields the SDK dumps as null (`citations`, `caller`...) are not valid in a request.
     return {key: value for key, value in block.items() if value is not None}
-
-
-def _objects(value: JsonValue) -> list[JsonObject]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _int(value: JsonValue) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class AnthropicModel:

@@ -1,8 +1,9 @@
 """What every provider wire format offers the agent loop: the shared types and the `WireFormat` protocol.
 
 A wire format is sans-IO: it turns the fixed `code` tool, tool results and announcements into one provider's
-request shapes, and reads that provider's responses back. It never imports the provider's SDK; the `Model`
-implementations that call the SDKs live beside it, each importing its SDK lazily.
+request shapes, and reads that provider's responses back (with the lenient readers here, which every wire
+shares). It never imports the provider's SDK; the `Model` implementations that call the SDKs live beside it,
+each importing its SDK lazily.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject
+    from codemode._json import JsonObject, JsonValue
     from codemode.code_tool import CodeTool
 
 Placement = Literal["user", "tool_result", "system"]
@@ -82,6 +83,24 @@ class ToolOutcome:
 def unknown_tool(call_id: str, name: object, tool_name: str) -> CodeCall:
     """The answer to a call of a tool other than `code`: an error result, not an exception."""
     return CodeCall(id=call_id, code="", error=f"Unknown tool {name!r}: the only tool is `{tool_name}`.")
+
+
+def code_from_input(call_id: str, arguments: JsonValue) -> CodeCall:
+    """The `code` call in a call's parsed arguments, or an error call saying what shape they must have."""
+    code = arguments.get("code") if isinstance(arguments, dict) else None
+    if not isinstance(code, str):
+        return CodeCall(id=call_id, code="", error='The `code` tool takes `{"code": "<python source>"}`.')
+    return CodeCall(id=call_id, code=code)
+
+
+def json_objects(value: JsonValue) -> list[JsonObject]:
+    """The objects of a JSON list; anything else, and items that are not objects, read as absent."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def token_count(value: JsonValue) -> int:
+    """A count in a `usage` object: an int (not a bool), else 0 (absent, null or malformed)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def place_announcements(outcomes: Sequence[ToolOutcome], placement: Placement) -> tuple[list[tuple[str, str]], str]:

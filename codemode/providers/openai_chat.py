@@ -14,10 +14,10 @@ compatible servers know `system` far more widely.
 from __future__ import annotations
 
 import copy
-import json
 from typing import TYPE_CHECKING, Any
 
-from codemode.providers.base import CodeCall, Turn, Usage, place_announcements, unknown_tool
+from codemode.providers._openai import code_from_arguments, content_texts, openai_client, read_openai_usage
+from codemode.providers.base import Turn, json_objects, place_announcements, token_count, unknown_tool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from codemode._json import JsonObject, JsonValue
     from codemode.code_tool import CodeTool
-    from codemode.providers.base import Placement, TextSink, ToolOutcome, WireFormat
+    from codemode.providers.base import CodeCall, Placement, TextSink, ToolOutcome, Usage, WireFormat
 
 
 class OpenAIChatWire:
@@ -64,12 +64,12 @@ class OpenAIChatWire:
 
     def read(self, response: JsonObject) -> Turn:
         """Text, `code` calls and usage of a `ChatCompletion` (as `model_dump(mode="json")` gives it)."""
-        choices = _objects(response.get("choices"))
+        choices = json_objects(response.get("choices"))
         reply = choices[0].get("message") if choices else None
         reply = reply if isinstance(reply, dict) else {}
         content, refusal = reply.get("content"), reply.get("refusal")
         text = content if isinstance(content, str) else refusal if isinstance(refusal, str) else ""
-        tool_calls = [_tool_call(call) for call in _objects(reply.get("tool_calls"))]
+        tool_calls = [_tool_call(call) for call in json_objects(reply.get("tool_calls"))]
         message: JsonObject = {"role": "assistant", "content": content if isinstance(content, str) else None}
         if isinstance(refusal, str):
             message["refusal"] = refusal
@@ -103,37 +103,13 @@ class OpenAIChatWire:
         """Every text of a chat history: string contents and text parts."""
         texts: list[str] = []
         for message in messages:
-            content = message.get("content")
-            if isinstance(content, str):
-                texts.append(content)
-            texts.extend(str(part["text"]) for part in _objects(content) if isinstance(part.get("text"), str))
+            texts.extend(content_texts(message.get("content")))
         return texts
 
 
 def read_usage(usage: JsonValue) -> Usage:
     """Normalise a chat `usage` object (`prompt_tokens` includes the cached tokens)."""
-    fields = usage if isinstance(usage, dict) else {}
-    details = fields.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    return Usage(
-        cache_read_tokens=cached,
-        uncached_input_tokens=max(_int(fields.get("prompt_tokens")) - cached, 0),
-        output_tokens=_int(fields.get("completion_tokens")),
-    )
-
-
-def code_from_arguments(call_id: str, arguments: JsonValue) -> CodeCall:
-    """The `code` argument of a function call whose arguments are a JSON string."""
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else None
-    except json.JSONDecodeError as e:
-        return CodeCall(
-            id=call_id, code="", error=f'The arguments are not valid JSON ({e.msg}); send `{{"code": ...}}`.'
-        )
-    code = parsed.get("code") if isinstance(parsed, dict) else None
-    if not isinstance(code, str):
-        return CodeCall(id=call_id, code="", error='The `code` tool takes `{"code": "<python source>"}`.')
-    return CodeCall(id=call_id, code=code)
+    return read_openai_usage(usage, input_key="prompt_tokens", output_key="completion_tokens")
 
 
 def _tool_call(call: JsonObject) -> JsonObject:
@@ -142,14 +118,6 @@ def _tool_call(call: JsonObject) -> JsonObject:
     arguments = function.get("arguments")
     clean: JsonObject = {"name": function.get("name"), "arguments": arguments if isinstance(arguments, str) else ""}
     return {"id": call.get("id"), "type": "function", "function": clean}
-
-
-def _objects(value: JsonValue) -> list[JsonObject]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _int(value: JsonValue) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class OpenAIChatModel:
@@ -211,19 +179,19 @@ class _ChunkAccumulator:
         if chunk.get("usage") is not None:
             self.usage = chunk["usage"]
         text = ""
-        for choice in _objects(chunk.get("choices")):
+        for choice in json_objects(chunk.get("choices")):
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
             delta = choice.get("delta")
             delta = delta if isinstance(delta, dict) else {}
             if isinstance(delta.get("content"), str):
                 text += str(delta["content"])
-            for fragment in _objects(delta.get("tool_calls")):
+            for fragment in json_objects(delta.get("tool_calls")):
                 self._add_tool_call(fragment)
         self.content.append(text)
         return text
 
     def _add_tool_call(self, fragment: JsonObject) -> None:
-        index = _int(fragment.get("index"))
+        index = token_count(fragment.get("index"))
         call = self.tool_calls.setdefault(index, {"id": None, "type": "function", "name": "", "arguments": ""})
         if fragment.get("id"):
             call["id"] = fragment["id"]
@@ -246,12 +214,3 @@ class _ChunkAccumulator:
             ]
         choice: JsonObject = {"index": 0, "message": message, "finish_reason": self.finish_reason}
         return {**self.head, "object": "chat.completion", "choices": [choice], "usage": self.usage}
-
-
-def openai_client() -> AsyncOpenAI:
-    """An `openai.AsyncOpenAI` configured from the environment (the one place the `openai` SDK is imported)."""
-    try:
-        from openai import AsyncOpenAI
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError('Install the `openai` extra: pip install "codemode[openai]"') from e
-    return AsyncOpenAI()

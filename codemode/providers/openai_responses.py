@@ -17,8 +17,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from codemode.providers.base import CodeCall, Turn, Usage, place_announcements, unknown_tool
-from codemode.providers.openai_chat import code_from_arguments, openai_client
+from codemode.providers._openai import code_from_arguments, content_texts, openai_client, read_openai_usage
+from codemode.providers.base import Turn, json_objects, place_announcements, unknown_tool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from codemode._json import JsonObject, JsonValue
     from codemode.code_tool import CodeTool
-    from codemode.providers.base import Placement, TextSink, ToolOutcome, WireFormat
+    from codemode.providers.base import CodeCall, Placement, TextSink, ToolOutcome, Usage, WireFormat
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
@@ -78,12 +78,12 @@ class OpenAIResponsesWire:
 
     def read(self, response: JsonObject) -> Turn:
         """Text, `code` calls and usage of a `Response` (as `model_dump(mode="json")` gives it)."""
-        items = [_clean_item(item) for item in _objects(response.get("output"))]
+        items = [_clean_item(item) for item in json_objects(response.get("output"))]
         texts = [
             str(part["text"])
             for item in items
             if item.get("type") == "message"
-            for part in _objects(item.get("content"))
+            for part in json_objects(item.get("content"))
             if part.get("type") == "output_text" and isinstance(part.get("text"), str)
         ]
         calls = tuple(self._call(item) for item in items if item.get("type") == "function_call")
@@ -111,23 +111,13 @@ class OpenAIResponsesWire:
         texts: list[str] = []
         for item in messages:
             for key in ("content", "output"):
-                value = item.get(key)
-                if isinstance(value, str):
-                    texts.append(value)
-                texts.extend(str(part["text"]) for part in _objects(value) if isinstance(part.get("text"), str))
+                texts.extend(content_texts(item.get(key)))
         return texts
 
 
 def read_usage(usage: JsonValue) -> Usage:
     """Normalise a Responses `usage` object (`input_tokens` includes the cached tokens)."""
-    fields = usage if isinstance(usage, dict) else {}
-    details = fields.get("input_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    return Usage(
-        cache_read_tokens=cached,
-        uncached_input_tokens=max(_int(fields.get("input_tokens")) - cached, 0),
-        output_tokens=_int(fields.get("output_tokens")),
-    )
+    return read_openai_usage(usage, input_key="input_tokens", output_key="output_tokens")
 
 
 def _clean_item(item: JsonObject) -> JsonObject:
@@ -143,14 +133,6 @@ def _clean_item(item: JsonObject) -> JsonObject:
 
 def _list(value: JsonValue) -> list[JsonValue]:
     return value if isinstance(value, list) else []
-
-
-def _objects(value: JsonValue) -> list[JsonObject]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _int(value: JsonValue) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class OpenAIResponsesModel:

@@ -17,6 +17,7 @@ import pytest
 from inline_snapshot import snapshot
 
 from codemode import Catalog, CodeMode, DiscoveryState, ToolCall
+from sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -214,10 +215,30 @@ def test_a_search_that_is_neither_an_index_nor_a_ranker_is_refused() -> None:
         CodeMode(Catalog(), search=42, isolation="inline")  # type: ignore[arg-type]  # the mistake under test
 
 
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"limits": Limits(timeout=1.0)}, "limits=..."),
+        ({"isolation": "inline"}, "isolation=..."),
+        ({"limits": Limits(timeout=1.0), "isolation": "process"}, "limits=..., isolation=..."),
+    ],
+)
+def test_limits_or_isolation_beside_a_given_sandbox_are_refused(settings: dict[str, object], named: str) -> None:
+    """`CodeMode(sandbox=..., limits=...)` or `isolation=...` raises, since the sandbox's own settings would win."""
+    sandbox = Sandbox(isolation="inline", limits=Limits(timeout=9.0))
+    with pytest.raises(ValueError) as refused:
+        CodeMode(Catalog(), sandbox=sandbox, **settings)  # type: ignore[arg-type]  # the mistake under test
+    assert str(refused.value) == (
+        f"CodeMode(sandbox=..., {named}): a given sandbox runs with its own limits and isolation; "
+        "pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
+    )
+    assert CodeMode(Catalog(), sandbox=sandbox).limits.timeout == 9.0
+
+
 def test_search_hybrid_without_the_semantic_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the extra's packages, `search="hybrid"` fails at once with the install command."""
     monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now raises ImportError, as if not installed
-    for module in ("codemode.hybrid", "codemode._embeddings"):
+    for module in ("codemode.hybrid", "codemode.search.hybrid", "codemode.search._embeddings"):
         monkeypatch.delitem(sys.modules, module, raising=False)
     with pytest.raises(ImportError, match=re.escape('pip install "codemode[semantic]"')):
         CodeMode(Catalog(), search="hybrid", isolation="inline")

@@ -155,7 +155,7 @@ def test_mcp_sources_need_connections_to_be_built(tmp_path: Path) -> None:
             "[[tools]]\npython = 'a.py'\njsonl = 'b.jsonl'\n",
             snapshot(
                 "<tmp>/codemode.toml: tools[0]: a tools table has exactly one of the keys ['python', 'module', "
-                "'jsonl', 'mcp', 'mcp_url'], got ['jsonl', 'python']."
+                "'jsonl', 'mcp', 'mcp_url', 'openapi'], got ['jsonl', 'python']."
             ),
         ),
         (

@@ -74,6 +74,17 @@ async def test_a_state_round_trips_through_json() -> None:
     assert DiscoveryState.from_json({}) == DiscoveryState()
 
 
+def test_a_state_carries_an_approval_record_only_when_one_is_set() -> None:
+    """The optional `approval` part round-trips under its own key and is absent from the JSON when unset."""
+    state = DiscoveryState(announced={"refund": "0123456789ab"}, approval={"record": {"v": 1}, "signature": "ab"})
+    data = json.loads(json.dumps(state.to_json()))
+    assert data == {"announced": {"refund": "0123456789ab"}, "approval": {"record": {"v": 1}, "signature": "ab"}}
+    assert DiscoveryState.from_json(data) == state
+    assert DiscoveryState(announced={"refund": "0123456789ab"}).to_json() == {"announced": {"refund": "0123456789ab"}}
+    with pytest.raises(TypeError):
+        DiscoveryState.from_json({"announced": {}, "approval": "forged"})
+
+
 def test_a_state_refuses_json_whose_announced_field_is_not_an_object() -> None:
     """`from_json` raises on data that `to_json` cannot have produced."""
     with pytest.raises(TypeError):

@@ -5,6 +5,7 @@ import keyword
 import pytest
 from inline_snapshot import snapshot
 
+from codemode import Tool
 from codemode._naming import close_matches, is_portable_alias, portable_alias
 
 NAMES = [
@@ -95,3 +96,11 @@ def test_close_matches_ignore_case_and_separators() -> None:
 def test_close_matches_return_nothing_when_nothing_is_close() -> None:
     """An unrelated name gets no suggestion rather than a misleading one."""
     assert close_matches("send_email", ["math.factorial", "get_weather"]) == []
+
+
+def test_a_tool_made_without_an_alias_gets_its_names_portable_alias() -> None:
+    """`Tool(name=...)` fills in `portable_alias(name)`; an alias given by hand is kept as written."""
+    derived = Tool(name="math.factorial", description="n!", parameters={"type": "object"})
+    chosen = Tool(name="math.factorial", alias="factorial", description="n!", parameters={"type": "object"})
+
+    assert (derived.alias, chosen.alias) == ("math_factorial", "factorial")

@@ -28,6 +28,7 @@ def test_the_package_exports_exactly_its_documented_names() -> None:
         "Tool",
         "ToolCall",
         "ToolError",
+        "ToolIndex",
         "build_catalog",
         "load_config",
         "tool_from_function",

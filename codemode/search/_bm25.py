@@ -7,8 +7,6 @@ same word deep in a parameter description. Tools are added and removed one at a 
 per-field posting dictionaries, field lengths and running length totals, and caches per-term scores until
 the next change. Queries are scored term at a time with early termination that keeps the top k exact.
 A query equal to a tool's name or alias ranks that tool first.
-
-A host can replace the ranking with any `Ranker`; `normalize_ranking` turns what it returns into tools.
 """
 
 from __future__ import annotations
@@ -16,17 +14,18 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final
 
-from codemode._tokenize import iter_terms, tokenize
+from codemode.search._ranking import boost_exact, exact_keys, memoize_eligible
+from codemode.search._tokenize import iter_terms, tokenize
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable
 
     from codemode._json import JsonValue
     from codemode.tools import Tool
 
-__all__ = ["BM25Params", "Ranker", "SearchIndex", "ToolIndex", "normalize_ranking"]
+__all__ = ["BM25Params", "SearchIndex"]
 
 try:
     from collections import _count_elements  # type: ignore[attr-defined]  # CPython's C helper behind Counter
@@ -40,68 +39,6 @@ except ImportError:  # pragma: no cover  # other Pythons: the same loop in Pytho
 _MAX_SCHEMA_DEPTH: Final = 4
 _CHILD_KEYS: Final = frozenset({"items", "additionalProperties", "anyOf", "oneOf", "allOf"})
 _NESTED_KEYS: Final = _CHILD_KEYS | {"properties"}
-
-
-class Ranker(Protocol):
-    """A custom search function: ranks the eligible tools for a query, best first.
-
-    It receives the query and the tools it may choose from, and returns tool names (original names or
-    aliases), synchronously or as an awaitable. Unknown and repeated names are dropped by the caller
-    (see `normalize_ranking`), and the list is cut to the number of results asked for.
-
-    Example:
-        ```python
-        async def embedding_ranker(query: str, tools: Sequence[Tool]) -> list[str]:
-            scores = await my_embeddings.similarity(query, [tool.description for tool in tools])
-            return [tool.name for _, tool in sorted(zip(scores, tools), reverse=True)]
-        ```
-    """
-
-    def __call__(self, query: str, tools: Sequence[Tool], /) -> Sequence[str] | Awaitable[Sequence[str]]:
-        """Names of tools from `tools`, most relevant first."""
-        ...
-
-
-@runtime_checkable
-class ToolIndex(Protocol):
-    """A search index that `CodeMode` keeps in step with its catalog: `SearchIndex`, `HybridSearch` or your own.
-
-    Unlike a `Ranker`, which is handed every eligible tool on each search, an index holds the tools itself
-    and is told of each change.
-    """
-
-    def __contains__(self, name: object, /) -> bool:
-        """Whether a tool of this original name is indexed."""
-        ...
-
-    def add(self, tool: Tool, /) -> None:
-        """Index `tool`, replacing a tool of the same name."""
-        ...
-
-    def remove(self, name: str, /) -> None:
-        """Drop the tool called `name`."""
-        ...
-
-    def search(self, query: str, k: int = 5) -> list[tuple[Tool, float]]:
-        """The `k` best tools for `query` with their scores, best first."""
-        ...
-
-
-def normalize_ranking(names: Iterable[str], tools: Sequence[Tool]) -> list[Tool]:
-    """The tools a ranker named, in its order, without unknown names or repeats.
-
-    A name may be a tool's original name or its alias; the original name wins if both match different tools.
-    """
-    by_name: dict[str, Tool] = {tool.alias: tool for tool in tools}
-    by_name.update((tool.name, tool) for tool in tools)
-    ranked: list[Tool] = []
-    seen: set[str] = set()
-    for name in names:
-        tool = by_name.get(name) if isinstance(name, str) else None
-        if tool is not None and tool.name not in seen:
-            seen.add(tool.name)
-            ranked.append(tool)
-    return ranked
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,7 +109,7 @@ class SearchIndex:
             self._unindex(doc_id)
         self._ids[tool.name] = doc_id
         self._tools[doc_id] = tool
-        for key in _exact_keys(tool):
+        for key in exact_keys(tool):
             self._exact.setdefault(key, []).append(doc_id)
         fields = self._fields[doc_id] = _field_terms(tool)
         lengths = self._lengths[doc_id] = tuple(sum(terms.values()) for terms in fields)
@@ -194,7 +131,7 @@ class SearchIndex:
         del self._tools[doc_id]
 
     def _unindex(self, doc_id: int) -> None:
-        for key in _exact_keys(self._tools[doc_id]):
+        for key in exact_keys(self._tools[doc_id]):
             ids = self._exact[key]
             ids.remove(doc_id)
             if not ids:
@@ -222,13 +159,17 @@ class SearchIndex:
         """
         if k <= 0 or not self._tools:
             return []
-        allowed = None if eligible is None else _memoized(eligible, self._tools)
+        allowed = None if eligible is None else memoize_eligible(eligible, self._tools)
         scores = self._score(dict.fromkeys(tokenize(query)), k, allowed)
-        exact = sorted(self._exact.get(query.strip().casefold(), ()))
-        if exact:
-            top = max(scores.values(), default=0.0) + 1.0
-            scores.update((doc_id, top) for doc_id in exact)
+        boost_exact(scores, self._exact_ids(query))
         return [(self._tools[doc_id], score) for doc_id, score in _best(scores, k, allowed)]
+
+    def exact(self, query: str) -> list[Tool]:
+        """The tools whose name or alias is `query` (ignoring case and surrounding space), in registration order."""
+        return [self._tools[doc_id] for doc_id in self._exact_ids(query)]
+
+    def _exact_ids(self, query: str) -> list[int]:
+        return sorted(self._exact.get(query.strip().casefold(), ()))
 
     def _score(self, terms: Iterable[str], k: int, allowed: Callable[[int], bool] | None) -> dict[int, float]:
         """Scores of every tool that can reach the top `k`, term at a time, rarest (highest-scoring) term first.
@@ -319,23 +260,6 @@ def _top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
 def _kth_score(scores: dict[int, float], k: int) -> float:
     """The `k`-th highest score (scores must hold at least `k` entries)."""
     return heapq.nlargest(k, scores.values())[-1]
-
-
-def _memoized(eligible: Callable[[Tool], bool], tools: dict[int, Tool]) -> Callable[[int], bool]:
-    """`eligible` by tool id, each tool asked at most once per search."""
-    answers: dict[int, bool] = {}
-
-    def allowed(doc_id: int) -> bool:
-        answer = answers.get(doc_id)
-        if answer is None:
-            answer = answers[doc_id] = bool(eligible(tools[doc_id]))
-        return answer
-
-    return allowed
-
-
-def _exact_keys(tool: Tool) -> set[str]:
-    return {tool.name.casefold(), tool.alias.casefold()}
 
 
 def _counts(text: str) -> dict[str, int]:

@@ -9,7 +9,7 @@ import pytest
 
 from codemode import Tool
 from codemode.cli import main
-from codemode.evaluation import (
+from codemode.search.evaluation import (
     LabelledQuery,
     evaluate,
     load_queries,
@@ -19,7 +19,7 @@ from codemode.evaluation import (
     reciprocal_rank_at,
 )
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 REPORT_KEYS = {"tools", "queries", "k", "recall_at_k", "ndcg_at_10", "mrr_at_10", "p50_ms", "p95_ms"}
 
 

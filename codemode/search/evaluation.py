@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from codemode.search import SearchIndex
+from codemode.search._bm25 import SearchIndex
 from codemode.tools import Tool
 
 if TYPE_CHECKING:
@@ -101,7 +100,6 @@ def load_tools(path: Path) -> list[Tool]:
         tools.append(
             Tool(
                 name=name,
-                alias=_fallback_alias(name),
                 description=description if isinstance(description, str) else "",
                 parameters=parameters if isinstance(parameters, dict) else {"type": "object", "properties": {}},
             )
@@ -139,12 +137,6 @@ def _read_jsonl(path: Path) -> list[JsonObject]:
                 raise ValueError(f"{path}:{number}: expected a JSON object")  # noqa: TRY004 - as above
             rows.append(row)
     return rows
-
-
-def _fallback_alias(name: str) -> str:
-    # TODO(naming): use `codemode._naming.alias_for` once it lands; evaluation only judges original names.
-    alias = re.sub(r"\W", "_", name)
-    return alias if alias.isidentifier() else f"_{alias}"
 
 
 def evaluate(

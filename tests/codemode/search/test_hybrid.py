@@ -10,8 +10,8 @@ from inline_snapshot import snapshot
 pytest.importorskip("wordllama", reason="needs the `semantic` extra")
 
 from codemode import Catalog, CodeMode, Tool
-from codemode.evaluation import evaluate, load_queries, load_tools
-from codemode.hybrid import FusionParams, HybridSearch, embedding_text
+from codemode.search.evaluation import evaluate, load_queries, load_tools
+from codemode.search.hybrid import FusionParams, HybridSearch, embedding_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from codemode._embeddings import Embedder
+    from codemode.search._embeddings import Embedder
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
 class CountingEmbedder:
@@ -42,7 +42,7 @@ class CountingEmbedder:
 
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
-    from codemode._embeddings import StaticEmbedder
+    from codemode.search._embeddings import StaticEmbedder
 
     return StaticEmbedder()
 
@@ -127,7 +127,7 @@ def test_the_cache_file_drops_stale_and_least_recently_used_vectors(tmp_path: Pa
     """Vectors unused for `max_age_days` go, then the least recently used beyond `max_entries`."""
     import numpy as np
 
-    from codemode._embeddings import EmbeddingCache
+    from codemode.search._embeddings import EmbeddingCache
 
     today = [100]
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from codemode import Tool
-from codemode.evaluation import load_queries, load_tools
 from codemode.search import BM25Params, Ranker, SearchIndex, normalize_ranking
+from codemode.search.evaluation import load_queries, load_tools
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -121,7 +121,7 @@ def test_no_match_and_non_positive_k_give_no_results() -> None:
     assert SearchIndex().search("weather") == []
 
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
 @pytest.mark.skipif(not (DATA / "stabletoolbench").exists(), reason="needs the shared data sets")

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from codemode._tokenize import stem, tokenize
+from codemode.search._tokenize import stem, tokenize
 
 
 def test_names_split_at_punctuation_camel_case_and_digits() -> None:

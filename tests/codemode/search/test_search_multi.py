@@ -3,7 +3,7 @@ from __future__ import annotations
 from inline_snapshot import snapshot
 
 from codemode import Catalog, CodeMode, ExecuteResult, Tool
-from codemode.runtime import merge_rankings
+from codemode.search import merge_rankings
 
 
 def tool(name: str, description: str) -> Tool:

@@ -1,0 +1,92 @@
+"""The text the model reads after a run: printed output, the returned value, the error, and what already happened.
+
+After any failure (an error, a timeout, the call limit, a crash) the text lists the tool calls that completed,
+with a short summary of their arguments and whether they worked, and the calls still in flight, marked as
+possibly done, so a model never retries an action (an email, a payment) that already took place. Long runs show
+the first and last few calls and exact counts of the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from codemode._json import JsonValue
+    from codemode.runtime import ToolCall
+    from sandbox import RunResult
+
+MAX_VALUE_TEXT: Final = 20_000
+"""Characters of the returned value shown to the model before it is cut with a marker."""
+_EDGE: Final = 3
+"""Completed calls shown at each end of a long run."""
+_MAX_IN_FLIGHT: Final = 10
+_MAX_ARGUMENT: Final = 40
+_MAX_ARGUMENTS: Final = 100
+
+
+def render_text(run: RunResult, calls: Sequence[ToolCall] = (), *, max_value: int = MAX_VALUE_TEXT) -> tuple[str, bool]:
+    """The tool result the model reads, and whether the returned value was cut at `max_value` characters."""
+    parts = []
+    cut = False
+    if run.stdout:
+        parts.append(run.stdout.rstrip("\n"))
+    if run.value is not None:
+        value = json.dumps(run.value, ensure_ascii=False, indent=1)
+        if len(value) > max_value:
+            cut = True
+            value = f"{value[:max_value]}\n[... {len(value) - max_value:,} more characters cut; return less]"
+        parts.append(f"Returned: {value}")
+    if run.error is not None:
+        parts.append(run.error.traceback or f"Error: {run.error.message}")
+        if run.error.traceback and run.error.kind != "runtime":
+            parts.append(f"({run.error.kind})")
+        if calls and not (len(calls) == 1 and calls[0].error is not None):  # a lone failed call is the error itself
+            parts.append(render_calls(calls))
+    text = "\n".join(parts) if parts else "(no output: `print` what you need to see, or `return` a value)"
+    return text, cut
+
+
+def render_calls(calls: Sequence[ToolCall]) -> str:
+    """What already happened: completed calls (first and last few of a long run, with counts) and calls in flight."""
+    done = [call for call in calls if not call.in_flight]
+    running = [call for call in calls if call.in_flight]
+    failed = sum(1 for call in done if not call.ok)
+    head = f"Tool calls before the run stopped: {len(done)} completed ({len(done) - failed} ok, {failed} failed)"
+    lines = [head + (f", {len(running)} in flight" if running else "") + ":"]
+    shown = done if len(done) <= 2 * _EDGE + 1 else [*done[:_EDGE], None, *done[-_EDGE:]]
+    for call in shown:
+        if call is None:
+            middle = done[_EDGE:-_EDGE]
+            bad = sum(1 for c in middle if not c.ok)
+            lines.append(f"  ... {len(middle)} more ({len(middle) - bad} ok, {bad} failed)")
+        else:
+            error = f": {_cut(call.error, 80)}" if call.error else ""
+            lines.append(f"  {'ok    ' if call.ok else 'failed'} {summary(call)}{error}")
+    lines.extend(f"  in flight, may have happened: {summary(call)}" for call in running[:_MAX_IN_FLIGHT])
+    if len(running) > _MAX_IN_FLIGHT:
+        lines.append(f"  ... {len(running) - _MAX_IN_FLIGHT} more in flight")
+    if running:
+        lines.append("Check whether the calls in flight took effect before you repeat them.")
+    return "\n".join(lines)
+
+
+def summary(call: ToolCall) -> str:
+    """`name(a="x", b=2)`, each value and the whole cut short."""
+    items = [f"{key}={_short(value)}" for key, value in call.arguments.items()]
+    text = ", ".join(items)
+    if len(text) > _MAX_ARGUMENTS:
+        text = text[: _MAX_ARGUMENTS - 3] + "..."
+    return f"{call.name}({text})"
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _short(value: JsonValue) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _MAX_ARGUMENT else text[: _MAX_ARGUMENT - 3] + "..."

@@ -1,0 +1,174 @@
+"""The `search=` option in one place: what it accepts, and the catalog search it resolves to.
+
+`search=` is `"bm25"` (the default `SearchIndex`), `"hybrid"` (`HybridSearch`, the optional `semantic` extra),
+an index object (a `ToolIndex`: filled with the catalog and told of each change), or a `Ranker` function
+(handed every tool on each search). `CatalogSearch` is that choice bound to a catalog: the one function
+behind `tools.search`, and the one subscription that keeps an index in step with the catalog.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
+
+from codemode.catalog import CatalogChange
+from codemode.search._bm25 import SearchIndex
+from codemode.search._ranking import normalize_ranking
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+
+    from codemode.catalog import Catalog
+    from codemode.tools import Tool
+
+__all__ = ["CatalogSearch", "Ranker", "SearchKind", "SearchOption", "ToolIndex", "build_index", "follow_catalog"]
+
+SearchKind: TypeAlias = Literal["bm25", "hybrid"]
+"""The built-in rankers by name: BM25F, or BM25F fused with offline embeddings (the `semantic` extra)."""
+
+
+class Ranker(Protocol):
+    """A custom search function: ranks the eligible tools for a query, best first.
+
+    It receives the query and the tools it may choose from, and returns tool names (original names or
+    aliases), synchronously or as an awaitable. Unknown and repeated names are dropped by the caller
+    (see `normalize_ranking`), and the list is cut to the number of results asked for.
+
+    Example:
+        ```python
+        async def embedding_ranker(query: str, tools: Sequence[Tool]) -> list[str]:
+            scores = await my_embeddings.similarity(query, [tool.description for tool in tools])
+            return [tool.name for _, tool in sorted(zip(scores, tools), reverse=True)]
+        ```
+    """
+
+    def __call__(self, query: str, tools: Sequence[Tool], /) -> Sequence[str] | Awaitable[Sequence[str]]:
+        """Names of tools from `tools`, most relevant first."""
+        ...
+
+
+@runtime_checkable
+class ToolIndex(Protocol):
+    """A search index that `CodeMode` keeps in step with its catalog: `SearchIndex`, `HybridSearch` or your own.
+
+    Unlike a `Ranker`, which is handed every eligible tool on each search, an index holds the tools itself
+    and is told of each change.
+    """
+
+    def __contains__(self, name: object, /) -> bool:
+        """Whether a tool of this original name is indexed."""
+        ...
+
+    def add(self, tool: Tool, /) -> None:
+        """Index `tool`, replacing a tool of the same name."""
+        ...
+
+    def remove(self, name: str, /) -> None:
+        """Drop the tool called `name`."""
+        ...
+
+    def search(self, query: str, k: int = 5) -> list[tuple[Tool, float]]:
+        """The `k` best tools for `query` with their scores, best first."""
+        ...
+
+
+SearchOption: TypeAlias = "ToolIndex | Ranker | SearchKind | None"
+"""What `CodeMode(search=...)` accepts; None is `"bm25"`."""
+
+
+def build_index(kind: SearchKind, tools: Iterable[Tool] = ()) -> ToolIndex:
+    """A new built-in index of `kind` over `tools`; `"hybrid"` raises `ImportError` without the `semantic` extra."""
+    if kind == "hybrid":
+        from codemode.search.hybrid import HybridSearch  # the optional `semantic` extra, imported only when chosen
+
+        return HybridSearch(tools)
+    if kind == "bm25":
+        return SearchIndex(tools)
+    raise ValueError(f'search={kind!r}: expected "bm25", "hybrid", an index or a ranker function')
+
+
+def apply_change(index: ToolIndex, change: CatalogChange) -> None:
+    """Tell `index` of one catalog change: drop the removed tools, index the added ones."""
+    for tool in change.removed:
+        if tool.name in index:
+            index.remove(tool.name)
+    for tool in change.added:
+        index.add(tool)
+
+
+def follow_catalog(
+    index: ToolIndex, catalog: Catalog, *, since: Mapping[str, Tool] | None = None
+) -> Callable[[], None]:
+    """Bring `index` up to date with `catalog` and apply each later change; returns what stops following.
+
+    Args:
+        index: The index to keep in step.
+        catalog: The catalog it follows.
+        since: The tools `index` already holds by name (what the catalog held when it last stopped following).
+    """
+    current = {tool.name: tool for tool in catalog}
+    since = since or {}
+    apply_change(
+        index,
+        CatalogChange(
+            added=tuple(tool for name, tool in current.items() if since.get(name) is not tool),
+            removed=tuple(tool for name, tool in since.items() if current.get(name) is not tool),
+        ),
+    )
+    return catalog.subscribe(functools.partial(apply_change, index))
+
+
+class CatalogSearch:
+    """A catalog's `tools.search` as `search=` chose it, following the catalog from creation until `close`.
+
+    Args:
+        catalog: The tools to search.
+        search: A `SearchOption`.
+
+    Raises:
+        ValueError: `search` is a string other than `"bm25"` or `"hybrid"`.
+        TypeError: `search` is neither an index nor callable.
+        ImportError: `"hybrid"` without the `semantic` extra.
+    """
+
+    def __init__(self, catalog: Catalog, search: SearchOption = None) -> None:
+        self.catalog = catalog
+        self._ranker: Ranker | None = None
+        self._index: ToolIndex | None = None
+        if search is None or isinstance(search, str):
+            self._index = build_index(search or "bm25")
+        elif isinstance(search, ToolIndex):  # before the ranker test: `HybridSearch` is callable too
+            self._index = search
+        elif callable(search):
+            self._ranker = search
+        else:
+            raise TypeError(
+                f'search={search!r}: expected "bm25", "hybrid", an index (with add, remove, search and `in`) '
+                "or a ranker function"
+            )
+        self._indexed: dict[str, Tool] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+        self.follow()
+
+    def follow(self) -> None:
+        """Keep the index in step with the catalog again, after catching up with the changes made since `close`."""
+        if self._index is not None and self._unsubscribe is None:
+            self._unsubscribe = follow_catalog(self._index, self.catalog, since=self._indexed)
+
+    def close(self) -> None:
+        """Stop following the catalog (the catalog keeps no reference to this search)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+            self._indexed = {tool.name: tool for tool in self.catalog}
+
+    async def __call__(self, query: str, k: int) -> list[Tool]:
+        """The `k` best tools for `query`, best first."""
+        if self._index is not None:
+            return [tool for tool, _ in self._index.search(query, k)]
+        assert self._ranker is not None
+        tools = list(self.catalog)
+        ranked = self._ranker(query, tools)
+        names = await ranked if inspect.isawaitable(ranked) else ranked
+        return normalize_ranking(names, tools)[:k]

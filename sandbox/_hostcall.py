@@ -1,0 +1,45 @@
+"""One host-function call as both sides see it: the `Call` the code made, and the `HostFailure` that answers it.
+
+A call travels from the proxy the code awaited (`_calls`) through a `Bridge` (direct when inline, over the pipe
+from a worker) to the host's `Dispatcher`, as this one value with its one label. It lives apart from `_calls`
+so that the host side (`_dispatch`, `_process`) never imports a module that only runs the model's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from sandbox._jsonvalue import JsonValue
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call the code made: `function(...)`, or `function.attribute(...)` on a namespace."""
+
+    function: str
+    """The name the host function was given in `functions=`."""
+    attribute: str | None = None
+    """The name looked up in a namespace, or None for a plain function."""
+    args: list[JsonValue] = field(default_factory=list)
+    """Positional arguments, as JSON data."""
+    kwargs: dict[str, JsonValue] = field(default_factory=dict)
+    """Keyword arguments, as JSON data."""
+
+    @property
+    def label(self) -> str:
+        """What the code wrote before the parentheses, for messages: `tools.search`."""
+        return self.function if self.attribute is None else f"{self.function}.{self.attribute}"
+
+
+class HostFailure(Exception):  # carries a host error across, not raised to the model as is
+    """A host function failed; only its exception's class name and message cross into the sandbox."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+        self.message = message
+
+
+Bridge = Callable[[Call], Awaitable[JsonValue]]
+"""Sends one call to the host and returns its JSON result, or raises `HostFailure`."""
