@@ -134,7 +134,7 @@ class FunctionProxy:
     @property
     def __name__(self) -> str:
         """The function's name, as `fn.__name__` gives it for a function the code defined."""
-        return self._function if self._attribute is None else self._attribute
+        return self._call.function if self._call.attribute is None else self._call.attribute
 
     def __repr__(self) -> str:
         return f"<function {self._call.label}>"
