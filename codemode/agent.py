@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from codemode._json import JsonObject
     from codemode.code_mode import CodeMode, ExecuteResult
+    from codemode.events import EventSink
     from codemode.providers.base import CodeCall, Model, Placement, TextSink, Turn, Usage
 
 DEFAULT_SYSTEM = (
@@ -70,6 +71,8 @@ class AgentEvents:
     """A `code` call is about to run."""
     on_result: Callable[[CodeCall, ExecuteResult], None] | None = None
     """A `code` call finished."""
+    on_call: EventSink | None = None
+    """A tool call inside a running `code` call started or ended (`codemode.events`)."""
     on_request: Callable[[JsonObject], None] | None = None
     """A request is about to be sent (the full body)."""
 
@@ -165,7 +168,7 @@ class Agent:
                 continue
             if self.events.on_code:
                 self.events.on_code(call)
-            result = await self.code_mode.execute(call.code, self.state)
+            result = await self.code_mode.execute(call.code, self.state, on_event=self.events.on_call)
             if self.events.on_result:
                 self.events.on_result(call, result)
             outcomes.append(

@@ -18,23 +18,30 @@ Example:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._observe import EventListener, Observer
 from codemode._persistence import carry_over
 from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
+from codemode.runlog import RunLog, log_record
 from codemode.runtime import ERROR_NAME, CatalogStubs, StubCache, ToolCall, ToolRuntime
 from codemode.search import CatalogSearch
 from sandbox import Limits, RunResult, Sandbox
 
 if TYPE_CHECKING:
+    import os
     from types import TracebackType
 
     from codemode._json import JsonValue
+    from codemode._observe import Listener
     from codemode.catalog import Catalog
+    from codemode.events import EventSink
     from codemode.search import SearchOption
+    from codemode.tracing import Tracing
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +68,10 @@ class ExecuteResult:
         """Whether the code ran without error."""
         return self.run.ok
 
+    def log_line(self) -> str:
+        """This result as one JSON line for a person to read: the code, each call, the outcome, output sizes."""
+        return json.dumps(log_record(self), ensure_ascii=False)
+
 
 class CodeMode:
     """A catalog of any size behind one `code` tool whose definition never changes.
@@ -82,6 +93,10 @@ class CodeMode:
         persist_variables: Keep the top-level variables a run leaves that convert to JSON for the next run of
             the same conversation. They live in the state (`DiscoveryState.variables`, JSON), never in a worker,
             within `Limits.variables` bytes; the names not kept are listed in the result.
+        tracing: OpenTelemetry spans for each `execute` and its tool calls and searches: `True`, or a
+            `codemode.tracing.Tracing` to choose the provider and what is recorded (needs the `otel` extra).
+        log: A file (or `RunLog`) to append one JSON line per `execute` to: the code, each call with its
+            arguments, duration and outcome, the output size (see `codemode.runlog`).
 
     Raises:
         ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
@@ -100,6 +115,8 @@ class CodeMode:
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
         persist_variables: bool = False,
+        tracing: Tracing | bool = False,
+        log: RunLog | str | os.PathLike[str] | None = None,
     ) -> None:
         settings = [
             f"{name}=..." for name, value in (("limits", limits), ("isolation", isolation)) if value is not None
@@ -112,6 +129,8 @@ class CodeMode:
         self.catalog = catalog
         self.persist_variables = persist_variables
         """Whether runs of one conversation keep their variables."""
+        self._tracing = _tracing(tracing)
+        self._log = log if isinstance(log, RunLog) or log is None else RunLog(log)
         self._owns_sandbox = sandbox is None
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
         self.limits = self.sandbox.limits
@@ -152,8 +171,30 @@ class CodeMode:
         """The discovery state of a conversation, from the texts of its messages."""
         return DiscoveryState.from_history(texts)
 
-    async def execute(self, code: str, state: DiscoveryState) -> ExecuteResult:
-        """Run the model's code; `state` records what gets announced."""
+    async def execute(self, code: str, state: DiscoveryState, *, on_event: EventSink | None = None) -> ExecuteResult:
+        """Run the model's code; `state` records what gets announced (and the variables kept).
+
+        Args:
+            code: The model's Python source.
+            state: The conversation's state; updated in place.
+            on_event: Called as each tool call starts and ends (`codemode.events`), to show a long run live.
+        """
+        if self._tracing is None:
+            result = await self._execute(code, state, on_event, None)
+        else:
+            from codemode.tracing import RunTrace  # the optional `otel` extra, imported when tracing is on
+
+            trace = RunTrace(self._tracing, code)
+            with trace.current():
+                result = await self._execute(code, state, on_event, trace)
+                trace.finish(result)
+        if self._log is not None:
+            self._log.write(result)
+        return result
+
+    async def _execute(
+        self, code: str, state: DiscoveryState, on_event: EventSink | None, trace: Listener | None
+    ) -> ExecuteResult:
         runtime = ToolRuntime(
             catalog=self.catalog,
             search=self._search,
@@ -161,9 +202,11 @@ class CodeMode:
             hide_errors=self._hide_errors,
             max_result=self._max_tool_result,
         )
+        listeners = [*([trace] if trace is not None else []), *([EventListener(on_event)] if on_event else [])]
+        observer = Observer(runtime, listeners) if listeners else None
         run = await self.sandbox.run(
             code,
-            functions={"tools": runtime.namespace()},
+            functions={"tools": runtime.namespace() if observer is None else observer.namespace()},
             error_names=(ERROR_NAME,),
             variables=self._variables(state),
         )
@@ -173,6 +216,8 @@ class CodeMode:
         )
         announced.apply(state)
         calls = runtime.record()
+        if observer is not None:
+            observer.finish(calls)
         text, value_truncated = render_text(run, calls)
         return ExecuteResult(
             code=code,
@@ -188,3 +233,11 @@ class CodeMode:
         if not self.persist_variables:
             return None
         return {name: value for name, value in state.variables.items() if name not in ("tools", ERROR_NAME)}
+
+
+def _tracing(tracing: Tracing | bool) -> Tracing | None:
+    if tracing is False:
+        return None
+    from codemode.tracing import Tracing  # the optional `otel` extra, imported only when tracing is asked for
+
+    return Tracing() if tracing is True else tracing

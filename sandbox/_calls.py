@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._hostcall import Bridge, Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -54,7 +55,7 @@ class CallState:
         if self.guards.stopped is not None:  # the run is over (a finalizer, a task that ignored cancellation)
             raise self.guards.stopped.again()
         if self.count >= self.max_calls:
-            self.guards.stop("call_limit", f"the code made more than {self.max_calls:,} tool calls; make fewer per run")
+            self.guards.stop("call_limit", calls_message(self.max_calls))
         self.count += 1
         try:
             args, kwargs = check_json(list(pending._args)), check_json(pending._kwargs)

@@ -22,6 +22,7 @@ from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack
 from sandbox._compile import FILENAME, MAIN
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
+from sandbox.limits import timeout_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -94,10 +95,11 @@ def forbid(message: str) -> NoReturn:
 class Guards(SizeGuards):
     """The per-run guard functions: the operation budget, attribute and write rules, and the size guards."""
 
-    def __init__(self, *, operations: int, deadline: float, max_size: int) -> None:
+    def __init__(self, *, operations: int, deadline: float, timeout: float, max_size: int) -> None:
         super().__init__(max_size=max_size)
         self.operations_left = operations
         self.deadline = deadline
+        self.timeout = timeout
         self.stopped: StopRun | None = None
         self.coroutines: list[Any] = []
         self.async_generators: list[Any] = []
@@ -128,7 +130,7 @@ class Guards(SizeGuards):
         if self.operations_left <= 0:
             self.stop("timeout", "the code used its whole operation budget (an endless loop?); do less work per run")
         if time.monotonic() > self.deadline:
-            self.stop("timeout", "the code ran out of time; do less work per run, or split it over several runs")
+            self.stop("timeout", timeout_message(self.timeout))
         self.operations_left -= _TICK_CHUNK
         return _TICK_CHUNK
 

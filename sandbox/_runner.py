@@ -22,6 +22,7 @@ from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
 from sandbox._sizes import SizeLimitError
 from sandbox._variables import Keeper
+from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -58,7 +59,12 @@ async def run_code(
     compiled = compile_code(source, max_source=limits.source, variables=variables)
     if isinstance(compiled, RunError):
         return RunResult(error=compiled, duration=time.monotonic() - started, variables=variables)
-    guards = Guards(operations=limits.operations, deadline=started + limits.timeout, max_size=limits.max_size)
+    guards = Guards(
+        operations=limits.operations,
+        deadline=started + limits.timeout,
+        timeout=limits.timeout,
+        max_size=limits.max_size,
+    )
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
     facade = AsyncioFacade()
@@ -124,7 +130,7 @@ async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Gu
     try:
         done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
         if not done:
-            stop = guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
+            stop = guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
             task.cancel()
             await asyncio.wait({task}, timeout=0.5)
             raise stop

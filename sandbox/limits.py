@@ -1,7 +1,8 @@
-"""`Limits`: how much one run may use.
+"""`Limits`: how much one run may use, and what the model reads when a run reaches one.
 
 Every limit is per run. A run that reaches one stops with a result whose `error.kind` names the limit; the
-sandbox itself keeps working.
+sandbox itself keeps working. The wall clock and the call count are enforced in more than one place (see the
+README's table of limits); each place words its stop with the one function here.
 """
 
 from __future__ import annotations
@@ -50,3 +51,20 @@ class Limits:
 
 
 _FIELDS = tuple(field.name for field in fields(Limits))
+
+
+def timeout_message(seconds: float, where: str = "") -> str:
+    """What the model reads when a run reaches its wall clock, whichever layer stopped it.
+
+    Args:
+        seconds: The run's `timeout`.
+        where: What the code was doing, a phrase with a leading space (" waiting on tools or sleeps"), or empty.
+    """
+    return (
+        f"the code ran past its {seconds:g} s time limit{where}; do less per run, or split the work over several runs"
+    )
+
+
+def calls_message(calls: int) -> str:
+    """What the model reads when a run makes more host-function calls than its `calls` limit."""
+    return f"the code made more than {calls:,} tool calls; make fewer per run"

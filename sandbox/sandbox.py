@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Literal, Self
 
+from sandbox._confine import Confinement, Layers
 from sandbox._dispatch import Dispatcher
 from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._pool import WorkerPool
@@ -33,25 +34,47 @@ if TYPE_CHECKING:
     from sandbox.result import RunResult
 
 Isolation = Literal["process", "inline"]
-"""`process`: each run in a worker process with OS limits (the default, and the security boundary).
-`inline`: in the host's own event loop, with the same policy and cooperative limits; fast, but not a boundary
-against a single long C-level operation (a slow regular expression, one huge allocation)."""
+"""`process`: each run in a worker process with OS limits and, on Linux, OS-level confinement (the default, and
+the security boundary). `inline`: in the host's own event loop, with the same policy and cooperative limits and
+no boundary at all: code that gets past the policy is the host. For trusted code and tests only."""
 
 
 class Sandbox:
     """Runs untrusted Python with host functions; an async context manager that owns its workers."""
 
-    def __init__(self, *, limits: Limits | None = None, isolation: Isolation = "process", workers: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        limits: Limits | None = None,
+        isolation: Isolation = "process",
+        workers: int = 2,
+        confinement: Confinement | None = None,
+    ) -> None:
         if isolation not in ("process", "inline"):
             raise SandboxError(f"isolation must be 'process' or 'inline', not {isolation!r}")
         if workers < 1:
             raise SandboxError(f"workers must be at least 1, not {workers!r}")
+        if isolation == "inline" and confinement is not None and confinement.require:
+            raise SandboxError("inline isolation has no OS-level confinement to require; use isolation='process'")
         self.limits = limits or Limits()
         """The default limits of every run."""
         self.isolation: Isolation = isolation
         """Where runs happen."""
-        self._pool = WorkerPool(size=workers, memory=self.limits.memory) if isolation == "process" else None
+        self.confinement = confinement or Confinement()
+        """How each worker process confines itself (process isolation on Linux)."""
+        self._pool = (
+            WorkerPool(size=workers, memory=self.limits.memory, confinement=self.confinement)
+            if isolation == "process"
+            else None
+        )
         self._open = False
+
+    @property
+    def layers(self) -> Layers:
+        """The OS-level confinement runs get: the layers active in the workers, and why any other is missing."""
+        if self._pool is None:
+            return Layers.none("inline isolation: the code runs in the host process, with no boundary at all")
+        return self._pool.layers
 
     async def __aenter__(self) -> Self:
         if self._pool is not None:
@@ -84,8 +107,8 @@ class Sandbox:
         Args:
             code: The model's Python source. Top-level `await` and `return` work.
             functions: Host functions (sync or async) and namespaces the code can await, by name.
-            limits: Limits for this run; defaults to the sandbox's. In process isolation the memory limit is
-                the one the workers were started with.
+            limits: Limits for this run; defaults to the sandbox's. In process isolation a run that may use
+                more memory than the sandbox's limit gets a worker process of its own, started for it.
             error_names: Exception class names that host functions raise (through `FunctionError`) and that the
                 code may name in `except` clauses before any was raised.
             variables: Keep variables across runs: these JSON values are bound as top-level names before the
@@ -115,7 +138,7 @@ class Sandbox:
                 error_names=names,
                 variables=initial,
             )
-        async with self._pool.worker() as worker:
+        async with self._pool.worker(limits.memory) as worker:
             return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial)
 
 

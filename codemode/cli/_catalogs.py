@@ -43,6 +43,15 @@ def add_search_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_log_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--log FILE`."""
+    parser.add_argument(
+        "--log",
+        metavar="FILE",
+        help="append one JSON line per run (the code, each tool call with arguments, duration, outcome) to FILE",
+    )
+
+
 def add_persist_argument(parser: argparse.ArgumentParser) -> None:
     """Add `--persist-variables`."""
     parser.add_argument(

@@ -109,7 +109,8 @@ class HttpApi:
                 finally:
                     await response.aclose()
             except httpx2.TimeoutException:
-                raise tool_error(f"{what} on {self.label!r} did not answer within {self.timeout:g} s") from None
+                maybe = "" if operation.method in ("GET", "HEAD") else "; it may have been carried out, check first"
+                raise tool_error(f"{what} on {self.label!r} did not answer within {self.timeout:g} s{maybe}") from None
             except httpx2.HTTPError as error:
                 detail = self.redactor.text(f"{type(error).__name__}: {error}")
                 raise tool_error(f"cannot reach {self.label!r} for {what}: {detail}") from None

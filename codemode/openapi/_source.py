@@ -157,6 +157,7 @@ class OpenApiSources:
             http = _http_api(api, description)
             if self._stack is not None:
                 http.client = await self._stack.enter_async_context(http.new_client())
+                self._stack.callback(setattr, http, "client", None)  # closed: later calls open their own
             self._apis.append(http)
             operations = [_host_filled(op, http) for op in description.operations if _wanted(api, op)]
             registered += self._register(api, http, operations)

@@ -32,10 +32,13 @@ def dedent(code: str) -> str:
 def test_public_names_are_pinned() -> None:
     """`sandbox` exports exactly its public names, sorted."""
     assert sandbox.__all__ == [
+        "Confinement",
+        "ConfinementError",
         "ErrorKind",
         "FunctionError",
         "HostFunction",
         "Isolation",
+        "Layers",
         "Limits",
         "Namespace",
         "RunError",
