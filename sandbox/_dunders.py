@@ -1,7 +1,9 @@
 """What reading a dunder the sandbox allows on any object gives: names, docstrings, `__class__`, a base `__init__`.
 
-Apart from the guards because it needs the sandbox's `type` (`sandbox._types`), which builds on them. Which dunders
-are readable, and the refusals of the rest, belong to the compile policy (`READABLE_DUNDERS`, `dunder_refusal`).
+Apart from the guards because it needs the sandbox's `type` (`sandbox._types`), which builds on them: the guards
+import this module, and it imports theirs when called (both are loaded by then: a confined worker cannot read a
+module from disk). Which dunders are readable, and the refusals of the rest, belong to the compile policy
+(`READABLE_DUNDERS`, `dunder_refusal`).
 """
 
 from __future__ import annotations
@@ -9,8 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sandbox._compile import MAIN
-from sandbox._guards import forbid
-from sandbox._types import real_bases, type_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,6 +26,9 @@ def read_dunder(guards: Guards, obj: object, name: str) -> Any:
     `__class__` is the sandbox's `type(obj)`; `__name__`, `__qualname__`, `__doc__` and `__module__` are given
     only when they are a plain str or None, so none of them hands the code an object.
     """
+    from sandbox._guards import forbid
+    from sandbox._types import real_bases, type_of
+
     if name == "__class__":
         return type_of(obj)
     if name == "__init__":
@@ -42,6 +45,7 @@ def read_dunder(guards: Guards, obj: object, name: str) -> Any:
 
 def _base_init(guards: Guards, real: type) -> Callable[..., None]:
     """A standard class's `__init__`, for the code's own instances only: a shared object stays as it is."""
+    from sandbox._guards import forbid
 
     def __init__(instance: object, /, *args: Any, **kwargs: Any) -> None:
         if not (guards.is_own(instance) and isinstance(instance, real)):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
 from sandbox._compile import FILENAME, MAIN
+from sandbox._dunders import read_dunder
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
 from sandbox.limits import timeout_message
@@ -173,8 +174,6 @@ class Guards(SizeGuards):
             raise TypeError(f"attribute name must be a string, not {type(name).__name__!r}")
         if name.startswith("__"):
             if name in READABLE_DUNDERS or (name == "__init__" and isinstance(obj, type) and not self.is_own(obj)):
-                from sandbox._dunders import read_dunder  # it builds on this module
-
                 return read_dunder(self, obj, name)
             # `super().__init__(...)` and a class's own dunders; never a stdlib object's (it may be shared)
             if name not in ALLOWED_DUNDER_METHODS or not (type(obj) is super or self.is_own(obj)):
