@@ -59,6 +59,8 @@ def build_code_tool(
         "  Pass a list of queries to look for several things at once. The full definitions of tools you find",
         "  are shown to you after the run.",
         "- `await tools.describe(name)` -> one tool's full definition as a Python stub.",
+        '- `await tools.list(prefix="", page=1)` -> {"tools": [{"name", "description"}], "page", "pages", "total"}:',
+        "  browse the catalog by name, without fetching definitions.",
         "- `await tools.<name>(arg=value, ...)` calls a tool with keyword arguments; results are JSON data.",
         "  A failed call raises `ToolError` with a message saying what to fix.",
         "- Run independent calls together: `a, b = await asyncio.gather(tools.x(...), tools.y(...))`.",

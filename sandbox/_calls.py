@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._hostcall import Bridge, Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox._types import make_class
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class CallState:
         if isinstance(existing, type) and issubclass(existing, Exception) and type_name in _PLAIN_ERRORS:
             return existing
         if type_name not in self.error_classes:
-            cls = self.guards.metaclass(type_name if type_name.isidentifier() else "HostError", (Exception,), {})
+            cls = make_class(type_name if type_name.isidentifier() else "HostError", (Exception,), {})
             self.error_classes[type_name] = cls
         return self.error_classes[type_name]
 

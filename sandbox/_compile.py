@@ -34,6 +34,7 @@ LOCALS: Final = "_locals_"
 MAX_DEPTH = 100
 _CACHE_SIZE = 256
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,6 +167,9 @@ def _top_level_names(module: ast.Module) -> set[str]:
             names.add(node.name)
             continue
         if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, _COMPREHENSIONS):  # its loop variables are its own; only `:=` binds out here
+            names.update(n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)

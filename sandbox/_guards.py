@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
-from sandbox._compile import FILENAME, MAIN
+from sandbox._compile import FILENAME
 from sandbox._dunders import read_dunder
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
@@ -28,7 +28,6 @@ from sandbox.limits import timeout_message
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-_MAIN_LOCALS = f"{MAIN}.<locals>."
 SANDBOX_CLASS_MARK = "__sandbox_class__"
 _TICK_CHUNK = 1024
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
@@ -284,27 +283,6 @@ class Guards(SizeGuards):
         """A call with `*args` or `**kwargs`."""
         return func(*args, **kwargs)
 
-    def metaclass(self, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:
-        """Create a class of the code's, with the metaclass its bases call for, and remember it as the code's."""
-        from sandbox._types import check_class_namespace, real_bases  # _types builds on this module
-
-        bases = real_bases(bases)
-        meta: type = type
-        for base in bases:
-            candidate = type(base)
-            if issubclass(candidate, meta):
-                meta = candidate
-        check_class_namespace(namespace)
-        qualname = namespace.get("__qualname__")
-        if isinstance(qualname, str) and qualname.startswith(_MAIN_LOCALS):  # as if defined at module level
-            namespace["__qualname__"] = qualname[len(_MAIN_LOCALS) :]
-        prepared = meta.__prepare__(name, bases, **kwargs)  # Enum needs its own namespace type, filled in order
-        for key, value in namespace.items():
-            prepared[key] = value
-        cls: type = meta(name, bases, prepared, **kwargs)
-        type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
-        return cls
-
     def coroutine(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap an `async def` of the code's so its coroutines are known, and closed if never awaited."""
 
@@ -365,7 +343,6 @@ class Guards(SizeGuards):
             "_ilshift_": self.ilshift,
             "_imod_": self.imod,
             "_coroutine_": self.coroutine,
-            "__metaclass__": self.metaclass,
         }
 
 
