@@ -7,7 +7,8 @@ Tree:
     CodemodeError
     ├── CatalogError        a tool definition or registration is invalid (duplicate name, alias collision)
     ├── ConfigError         a TOML config cannot be read or is invalid
-    └── ToolError           raised by a handler for the model: shown as `ToolError: <message>`, never hidden
+    ├── ToolError           raised by a handler for the model: shown as `ToolError: <message>`, never hidden
+    └── ApprovalError       a run cannot resume: no pending approval, or a record changed or signed elsewhere
 """
 
 from __future__ import annotations
@@ -41,3 +42,7 @@ class ToolError(CodemodeError):
 def tool_error(message: str) -> FunctionError:
     """An error the model sees as `ToolError: <message>`."""
     return FunctionError(message, type_name=ERROR_NAME)
+
+
+class ApprovalError(CodemodeError):
+    """A run cannot resume from a conversation state: it has no pending approval, or its record was changed."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from sandbox import FunctionError, Namespace
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
+    from codemode._replay import Ledger
     from codemode.catalog import Catalog
     from codemode.tools import Arguments, Tool
 
@@ -56,6 +56,10 @@ class ToolCall:
     """The message the model saw, when it failed."""
     in_flight: bool = False
     """Still running when the run stopped (a timeout, a crash, a cancellation): it may have taken effect."""
+    result: JsonValue = None
+    """What the code got, when it succeeded (after any `after` hook's replacement)."""
+    replayed: bool = False
+    """Whether the result came from an approval record rather than the handler (a resumed run)."""
 
 
 class StubCache:
@@ -113,27 +117,31 @@ class ToolRuntime:
     """One `execute`'s view of the catalog: resolves `tools.<name>`, and records discoveries and calls."""
 
     def __init__(
-        self, *, catalog: Catalog, search: SearchFunction, cache: StubCache, hide_errors: bool, max_result: int
+        self,
+        *,
+        catalog: Catalog,
+        search: SearchFunction,
+        cache: StubCache,
+        hide_errors: bool,
+        max_result: int,
+        ledger: Ledger,
     ) -> None:
         self.catalog = catalog
         self.search_tools = search
         self.cache = cache
         self.hide_errors = hide_errors
         self.max_result = max_result
+        self.ledger = ledger
         self.discovered: dict[str, None] = {}
-        self.calls: list[ToolCall] = []
-        """Completed calls, in the order they ended."""
-        self._running: dict[int, tuple[str, dict[str, JsonValue], float]] = {}
-        self._started = 0
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """Completed calls, in the order they ended (replayed ones included)."""
+        return self.ledger.calls
 
     def record(self) -> tuple[ToolCall, ...]:
         """Every call: the completed ones in the order they ended, then those still in flight, as they started."""
-        now = time.monotonic()
-        in_flight = [
-            ToolCall(name=name, arguments=arguments, duration=now - started, ok=False, in_flight=True)
-            for name, arguments, started in self._running.values()
-        ]
-        return (*self.calls, *in_flight)
+        return self.ledger.so_far()
 
     def namespace(self) -> Namespace:
         """The sandbox namespace the model's code sees as `tools`; `dir(tools)` shows the helpers (and tools)."""
@@ -216,40 +224,29 @@ class ToolRuntime:
         return self.cache.stub(tool)
 
     async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
-        """Validate the arguments, run the handler, and return its result as JSON."""
+        """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
-        started = time.monotonic()
-        key = self._started = self._started + 1
-        self._running[key] = (tool.name, kwargs, started)
-        try:
-            result = await self._call(tool, args, kwargs)
-        except FunctionError as error:
-            del self._running[key]
-            self.calls.append(
-                ToolCall(
-                    name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=False, error=error.message
-                )
-            )
-            raise
-        # a cancelled call stays in `_running`: it was in flight when the run stopped, and may have happened
-        del self._running[key]
-        self.calls.append(ToolCall(name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=True))
-        return result
 
-    async def _call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
-        if args:
-            raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-        arguments: dict[str, Any] = self._validated(tool, kwargs)
+        def prepare(given: JsonObject) -> JsonObject:
+            if args:
+                raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
+            return self._validated(tool, given)
+
+        return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
+
+    async def _invoke(self, tool: Tool, validated: JsonObject) -> JsonValue:
         if tool.handler is None:
             raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
+        arguments: dict[str, Any] = validated
         if tool.arguments is not None:
             arguments = self._converted(tool, tool.arguments, arguments)
         handler = tool.handler
         try:
             if inspect.iscoroutinefunction(handler):
                 result = await handler(**arguments)
-            else:  # a sync handler may block: run it in a worker thread so other calls and timeouts go on
-                result = await anyio.to_thread.run_sync(functools.partial(handler, **arguments))
+            else:  # a sync handler may block: run it in a worker thread; a timeout abandons it rather than wait
+                call = functools.partial(handler, **arguments)
+                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             if inspect.isawaitable(result):
                 result = await result
         except FunctionError:

@@ -42,6 +42,7 @@ from typing import Any
 from sandbox._classgen import ENUMS, make_dataclasses
 from sandbox._copying import deepcopy
 from sandbox._guards import ForbiddenImportError, Guards, forbid
+from sandbox._repeat import fixed_members, run_random
 from sandbox._sizes import plain
 
 
@@ -158,7 +159,7 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 
 def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
-    generator = random.Random()  # noqa: S311  # the model's own `random`, not for secrets
+    generator = run_random()
 
     def getrandbits(k: int) -> int:
         guards.check_length(k, "an int with a bit length")
@@ -303,9 +304,9 @@ def import_module(name: str, modules: dict[str, Any], guards: Guards) -> Module:
     if facade is not None:
         return facade  # type: ignore[no-any-return]
     if name in _STATIC:
-        facade = Module(name, dict(_STATIC[name]))
+        facade = Module(name, {**_STATIC[name], **fixed_members(name)})
     elif name in _BUILDERS:
-        facade = Module(name, _BUILDERS[name](guards, modules))
+        facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name)})
     else:
         raise ForbiddenImportError(_refusal(name))
     modules[name] = facade

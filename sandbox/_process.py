@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from sandbox._confine import Confinement
     from sandbox._dispatch import Dispatcher
     from sandbox._jsonvalue import JsonValue
+    from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -133,6 +134,7 @@ class WorkerProcess:
         dispatcher: Dispatcher,
         error_names: tuple[str, ...],
         variables: dict[str, JsonValue] | None = None,
+        repeat: Repeat | None = None,
     ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
 
@@ -150,6 +152,7 @@ class WorkerProcess:
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
                     "variables": variables,
+                    **({"repeat": {"seed": repeat.seed, "clock": repeat.clock}} if repeat else {}),
                 }
             )
         except FrameTooLargeError as error:

@@ -20,6 +20,7 @@ from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
+from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
 from sandbox._types import make_class
 from sandbox._variables import Keeper
@@ -52,6 +53,7 @@ async def run_code(
     functions: FunctionKinds,
     error_names: Iterable[str] = (),
     variables: dict[str, JsonValue] | None = None,
+    repeat: Repeat | None = None,
 ) -> RunResult:
     """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`)."""
     started = time.monotonic()
@@ -71,6 +73,7 @@ async def run_code(
     facade = AsyncioFacade()
     value: Any = None
     error: RunError | None = None
+    repeat_token = REPEAT.set(repeat)  # copied into the run's task with the rest of the context
     try:
         namespace = _globals(guards, output, calls, facade, functions, names)
         if keeper is not None:
@@ -85,6 +88,7 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = describe_exception(exc, compiled)
     finally:
+        REPEAT.reset(repeat_token)
         guards.finish()
         guards.close_unawaited()
         await facade.cancel_all()

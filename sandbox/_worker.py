@@ -22,6 +22,7 @@ from sandbox._confine_apply import enclose, seal
 from sandbox._confine_warm import warm_up
 from sandbox._hostcall import HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, decode, encode, frame_size
+from sandbox._repeat import Repeat
 from sandbox._runner import run_code
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
@@ -150,6 +151,7 @@ class Worker:
                 functions=message["functions"],
                 error_names=message.get("error_names") or (),
                 variables=message.get("variables"),
+                repeat=Repeat(**message["repeat"]) if message.get("repeat") else None,
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
             result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))

@@ -20,6 +20,7 @@ from sandbox._confine import Confinement, Layers
 from sandbox._dispatch import Dispatcher
 from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._pool import WorkerPool
+from sandbox._repeat import Repeat
 from sandbox._runner import run_code
 from sandbox._variables import valid_name
 from sandbox.errors import SandboxClosedError, SandboxError
@@ -101,6 +102,8 @@ class Sandbox:
         limits: Limits | None = None,
         error_names: Iterable[str] = (),
         variables: Mapping[str, JsonValue] | None = None,
+        seed: int | None = None,
+        clock: float | None = None,
     ) -> RunResult:
         """Run `code`; every outcome, failures included, is a `RunResult`.
 
@@ -114,6 +117,9 @@ class Sandbox:
             variables: Keep variables across runs: these JSON values are bound as top-level names before the
                 code runs, and `RunResult.variables` holds the top-level variables the run leaves that convert
                 to JSON (within `Limits.variables`), ready to pass to the next run. `{}` starts keeping.
+            seed: Makes the run's `random` functions and `uuid.uuid4()` repeatable: the same seed, the same values.
+            clock: Seconds since the epoch that the wall clock (`time.time()`, `datetime.now()`, `date.today()`)
+                reads for the whole run, so a rerun sees the same time; monotonic clocks keep running.
 
         Example:
             ```python
@@ -127,6 +133,7 @@ class Sandbox:
         limits = limits or self.limits
         dispatcher = Dispatcher(dict(functions or {}), limits, limit=self._pool is not None)
         names = tuple(error_names)
+        repeat = Repeat(seed=seed, clock=clock) if seed is not None or clock is not None else None
         initial = None if variables is None else _checked_variables(variables, (*dispatcher.kinds(), *names))
         if self._pool is None:
             _require_asyncio()
@@ -137,9 +144,12 @@ class Sandbox:
                 functions=dispatcher.kinds(),
                 error_names=names,
                 variables=initial,
+                repeat=repeat,
             )
         async with self._pool.worker(limits.memory) as worker:
-            return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial)
+            return await worker.run(
+                code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial, repeat=repeat
+            )
 
 
 def _checked_variables(variables: Mapping[str, JsonValue], reserved: Iterable[str]) -> dict[str, JsonValue]:

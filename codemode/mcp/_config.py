@@ -48,9 +48,13 @@ def mcp_servers(config: Config) -> list[McpServer]:
         match source:
             case McpStdioSource():
                 env = {k: expand_env(v, where) for k, v in source.env.items()}
-                servers.append(StdioServer(command=source.command, name=source.name, env=env, cwd=source.cwd))
+                servers.append(
+                    StdioServer(
+                        command=source.command, name=source.name, env=env, cwd=source.cwd, approval=source.approval
+                    )
+                )
             case McpHttpSource():
                 headers = {k: expand_env(v, where) for k, v in source.headers.items()}
                 url = expand_env(source.url, where)
-                servers.append(HttpServer(url=url, name=source.name, headers=headers))
+                servers.append(HttpServer(url=url, name=source.name, headers=headers, approval=source.approval))
     return servers

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pytest
@@ -30,6 +31,13 @@ async def get_weather(city: str) -> dict:
     """Get the current weather for a city."""
     return {"city": city, "temp_c": 19}
 '''
+
+
+def cli(argv: list[str]) -> int:
+    """`main(argv)` on a thread of its own: the pytest thread may hold another file's async fixtures' loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(main, argv).result()
+
 
 KEYS = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
@@ -75,7 +83,7 @@ def test_a_missing_api_key_is_one_line_saying_what_to_set(
     for key in KEYS:
         monkeypatch.delenv(key, raising=False)
 
-    status = main(["chat", "hi", "--provider", provider, "--model", "m", "--isolation", "inline"])
+    status = cli(["chat", "hi", "--provider", provider, "--model", "m", "--isolation", "inline"])
 
     assert status == 2
     assert capsys.readouterr().err == expected
@@ -89,9 +97,9 @@ def test_a_source_that_fails_makes_exec_and_search_exit_nonzero_and_says_so_once
     script = tmp_path / "script.py"
     script.write_text('return await tools.get_weather(city="Oslo")\n', encoding="utf-8")
 
-    exec_status = main(["exec", str(script), "--config", str(config), "--isolation", "inline"])
+    exec_status = cli(["exec", str(script), "--config", str(config), "--isolation", "inline"])
     exec_out = capsys.readouterr()
-    search_status = main(["search", "weather", "--config", str(config)])
+    search_status = cli(["search", "weather", "--config", str(config)])
     search_out = capsys.readouterr()
 
     assert exec_status == 2
@@ -110,7 +118,7 @@ def test_allow_missing_runs_with_the_sources_that_loaded(tmp_path: Path, capsys:
     script = tmp_path / "script.py"
     script.write_text('return await tools.get_weather(city="Oslo")\n', encoding="utf-8")
 
-    status = main(["exec", str(script), "--config", str(config), "--isolation", "inline", "--allow-missing"])
+    status = cli(["exec", str(script), "--config", str(config), "--isolation", "inline", "--allow-missing"])
     out = capsys.readouterr()
 
     assert status == 0
@@ -131,7 +139,7 @@ def test_exec_verbose_shows_each_tool_call_with_arguments_duration_and_outcome(
         encoding="utf-8",
     )
 
-    status = main(["exec", str(script), "--config", str(config), "--isolation", "inline", "-v"])
+    status = cli(["exec", str(script), "--config", str(config), "--isolation", "inline", "-v"])
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("codemode: call")]
 
     assert status == 0

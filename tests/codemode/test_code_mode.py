@@ -522,7 +522,7 @@ await tools["get_weather"](city="Rome", units="imperial")
 
     assert [dataclasses.replace(call, duration=0.0) for call in result.calls] == snapshot(
         [
-            ToolCall(name="math.factorial", arguments={"n": 3}, duration=0.0, ok=True),
+            ToolCall(name="math.factorial", arguments={"n": 3}, duration=0.0, ok=True, result=6),
             ToolCall(
                 name="delete_file",
                 arguments={"path": "a.txt"},
@@ -530,7 +530,13 @@ await tools["get_weather"](city="Rome", units="imperial")
                 ok=False,
                 error="PermissionError: a.txt is read-only",
             ),
-            ToolCall(name="get_weather", arguments={"city": "Rome", "units": "imperial"}, duration=0.0, ok=True),
+            ToolCall(
+                name="get_weather",
+                arguments={"city": "Rome", "units": "imperial"},
+                duration=0.0,
+                ok=True,
+                result={"city": "Rome", "days": 1, "units": "imperial"},
+            ),
         ]
     )
     assert all(call.duration >= 0 for call in result.calls)

@@ -133,3 +133,18 @@ async def test_an_api_without_a_server_url_loads_and_its_calls_say_what_the_host
     assert result.run.value == snapshot(
         "the API 'auth' has no server URL, so `GET /whoami` cannot be sent; the host must set `base_url` for it"
     )
+
+
+async def test_a_credential_for_a_scheme_the_description_lacks_is_reported_not_silently_dropped() -> None:
+    """A misspelt scheme name would never send its secret: `failures` says so and names the schemes there are."""
+    catalog = Catalog()
+    api = OpenApi(spec=secured([{"basic": []}]), name="auth", credentials={"basic": "a:b", "bearer": "tok-12345678"})
+    async with OpenApiSources(catalog, [api]) as sources:
+        assert sources.failures == snapshot(
+            {
+                "auth/credentials": "no security scheme named 'bearer' (the description has: 'basic', 'header_key', "
+                "'cookie_key', 'oauth'); those credentials are never sent (use `headers` for one the description "
+                "does not declare)"
+            }
+        )
+        assert "tok-12345678" not in str(sources.failures)
