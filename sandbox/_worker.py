@@ -139,11 +139,13 @@ class Worker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
         try:
-            self.post(frame)
-            del frame
-            if self.pending.keys() == {call_id}:  # the only call out: send it now and wait right here
-                self.flush()
+            if self.pending.keys() == {call_id} and not self.outbox:  # the only call out: send it, wait right here
+                self.write(frame)
+                del frame
                 self.wait_here(future)
+            else:
+                self.post(frame)
+                del frame
             reply = await future
         finally:
             self.pending.pop(call_id, None)
