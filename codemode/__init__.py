@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+from codemode._replay import PendingApproval as PendingApproval
 from codemode.catalog import Catalog as Catalog
 from codemode.catalog import CatalogChange as CatalogChange
 from codemode.code_mode import CodeMode as CodeMode
@@ -28,10 +29,18 @@ from codemode.config import build_catalog as build_catalog
 from codemode.config import load_config as load_config
 from codemode.discovery import Announcement as Announcement
 from codemode.discovery import DiscoveryState as DiscoveryState
+from codemode.errors import ApprovalError as ApprovalError
 from codemode.errors import CatalogError as CatalogError
 from codemode.errors import CodemodeError as CodemodeError
 from codemode.errors import ConfigError as ConfigError
 from codemode.errors import ToolError as ToolError
+from codemode.policy import CallInfo as CallInfo
+from codemode.policy import CallOutcome as CallOutcome
+from codemode.policy import Deny as Deny
+from codemode.policy import Policy as Policy
+from codemode.policy import ReplaceResult as ReplaceResult
+from codemode.policy import RequireApproval as RequireApproval
+from codemode.policy import ToolLimits as ToolLimits
 from codemode.runtime import ToolCall as ToolCall
 from codemode.search import Ranker as Ranker
 from codemode.search import SearchIndex as SearchIndex
@@ -42,6 +51,9 @@ from sandbox import Limits as Limits
 
 __all__ = [
     "Announcement",
+    "ApprovalError",
+    "CallInfo",
+    "CallOutcome",
     "Catalog",
     "CatalogChange",
     "CatalogError",
@@ -49,15 +61,21 @@ __all__ = [
     "CodeTool",
     "CodemodeError",
     "ConfigError",
+    "Deny",
     "DiscoveryState",
     "ExecuteResult",
     "Limits",
+    "PendingApproval",
+    "Policy",
     "Ranker",
+    "ReplaceResult",
+    "RequireApproval",
     "SearchIndex",
     "Tool",
     "ToolCall",
     "ToolError",
     "ToolIndex",
+    "ToolLimits",
     "build_catalog",
     "load_config",
     "tool_from_function",

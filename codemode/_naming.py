@@ -11,7 +11,7 @@ applied in order (a name that is already a portable alias is kept as it is):
    then strip leading and trailing `_` (the sandbox forbids names that start with `_`).
 3. A name left empty becomes `tool`; one that starts with a digit gets the prefix `t_` (`2fa` -> `t_2fa`).
 4. Keywords and soft keywords get a `_` suffix (`class` -> `class_`, `match` -> `match_`).
-5. Names reserved on the `tools` namespace (`search`, `describe`) get the suffix `_tool`.
+5. Names reserved on the `tools` namespace (`search`, `describe`, `list`) get the suffix `_tool`.
 
 Distinct names can map to one alias (`my-tool` and `my_tool`); the catalog refuses the second.
 """
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-RESERVED_NAMES: Final = frozenset({"describe", "search"})
+RESERVED_NAMES: Final = frozenset({"describe", "list", "search"})
 """Members of the sandbox's `tools` namespace that are not tools."""
 
 RESERVED_SUFFIX: Final = "_tool"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from codemode._json import JsonObject
     from codemode.code_mode import CodeMode, ExecuteResult
+    from codemode.events import EventSink
     from codemode.providers.base import CodeCall, Model, Placement, TextSink, Turn, Usage
 
 DEFAULT_SYSTEM = (
@@ -70,6 +71,8 @@ class AgentEvents:
     """A `code` call is about to run."""
     on_result: Callable[[CodeCall, ExecuteResult], None] | None = None
     """A `code` call finished."""
+    on_call: EventSink | None = None
+    """A tool call inside a running `code` call started or ended (`codemode.events`)."""
     on_request: Callable[[JsonObject], None] | None = None
     """A request is about to be sent (the full body)."""
 
@@ -165,7 +168,7 @@ class Agent:
                 continue
             if self.events.on_code:
                 self.events.on_code(call)
-            result = await self.code_mode.execute(call.code, self.state)
+            result = await self.code_mode.execute(call.code, self.state, on_event=self.events.on_call)
             if self.events.on_result:
                 self.events.on_result(call, result)
             outcomes.append(
@@ -182,12 +185,19 @@ class Agent:
 
     @classmethod
     def resume(cls, code_mode: CodeMode, model: Model, saved: JsonObject, **options: object) -> Agent:
-        """Continue a saved conversation; the discovery state is rebuilt from the history's announcements."""
+        """Continue a saved conversation.
+
+        The announced tools are rebuilt from the history's announcements; kept variables come from the saved state.
+        """
         if saved.get("wire") != model.wire.name:
             raise ValueError(f"the conversation was saved in the {saved.get('wire')!r} format, not {model.wire.name!r}")
         raw = saved.get("messages")
         messages: list[JsonObject] = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
         state = DiscoveryState.from_history(model.wire.history_texts(messages))
+        saved_state = saved.get("state")
+        if isinstance(saved_state, dict):
+            kept = DiscoveryState.from_json(saved_state)
+            state.variables, state.assigned = kept.variables, kept.assigned
         return cls(code_mode=code_mode, model=model, messages=messages, state=state, **options)  # type: ignore[arg-type]
 
 

@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from codemode._json import JsonObject, JsonValue
+    from codemode.policy import ApprovalRule, ToolLimits
 
 F = TypeVar("F", bound="Callable[..., Any]")
 
-_JSONL_KEYS = frozenset({"name", "description", "parameters", "returns", "deferred"})
+_JSONL_KEYS = frozenset({"name", "description", "parameters", "returns", "deferred", "approval"})
 
 
 class _ToolDecorator(Protocol):
@@ -92,7 +93,14 @@ class Catalog:
 
     @overload
     def tool(
-        self, /, *, name: str | None = None, description: str | None = None, deferred: bool = True
+        self,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        deferred: bool = True,
+        approval: ApprovalRule = False,
+        limits: ToolLimits | None = None,
     ) -> _ToolDecorator: ...
 
     def tool(
@@ -103,14 +111,19 @@ class Catalog:
         name: str | None = None,
         description: str | None = None,
         deferred: bool = True,
+        approval: ApprovalRule = False,
+        limits: ToolLimits | None = None,
     ) -> Any:
         """Register a sync or async function as a tool (see `tool_from_function`); the function is returned as is.
 
-        Use it bare (`@catalog.tool`) or with options (`@catalog.tool(name="weather.get", deferred=False)`).
+        Use it bare (`@catalog.tool`) or with options (`@catalog.tool(name="weather.get", approval=True)`).
         """
 
         def register(function: F) -> F:
-            self.extend([tool_from_function(function, name=name, description=description, deferred=deferred)])
+            tool = tool_from_function(
+                function, name=name, description=description, deferred=deferred, approval=approval, limits=limits
+            )
+            self.extend([tool])
             return function
 
         return register if fn is None else register(fn)
@@ -124,8 +137,14 @@ class Catalog:
         handler: Handler | None = None,
         returns: JsonObject | None = None,
         deferred: bool = True,
+        approval: ApprovalRule = False,
+        limits: ToolLimits | None = None,
     ) -> Tool:
-        """Register a raw definition: a JSON Schema for the arguments and, optionally, a handler."""
+        """Register a raw definition: a JSON Schema for the arguments and, optionally, a handler.
+
+        `approval` (`True`, or a rule on the validated arguments) makes calls wait for a person's decision;
+        `limits` bounds their time, concurrency and rate (see `codemode.policy`).
+        """
         tool = Tool(
             name=name,
             description=description,
@@ -133,6 +152,8 @@ class Catalog:
             returns=returns,
             handler=handler,
             deferred=deferred,
+            approval=approval,
+            limits=limits,
         )
         if self._check_schemas:
             _check_definition(tool)
@@ -218,8 +239,8 @@ class Catalog:
     def load_jsonl(self, path: str | Path, *, prefix: str = "", aliases: Mapping[str, str] | None = None) -> list[Tool]:
         """Register the definitions in a JSONL file (tools without handlers) as one change.
 
-        Each line is an object with `name`, `description` and `parameters`, optionally `returns` and
-        `deferred`; blank lines are skipped.
+        Each line is an object with `name`, `description` and `parameters`, optionally `returns`, `deferred`
+        and `approval` (true: every call needs a person's approval); blank lines are skipped.
 
         Args:
             path: The file.
@@ -362,10 +383,14 @@ def _tool_from_json_line(line: str) -> Tool:
     deferred = data.get("deferred", True)
     if not isinstance(deferred, bool):
         raise CatalogError(f'"deferred" must be true or false, got {deferred!r:.80}.')
+    approval = data.get("approval", False)
+    if not isinstance(approval, bool):
+        raise CatalogError(f'"approval" must be true or false, got {approval!r:.80}.')
     return Tool(
         name=name,
         description=data.get("description", ""),
         parameters=data.get("parameters", {"type": "object", "properties": {}}),
         returns=data.get("returns"),
         deferred=deferred,
+        approval=approval,
     )

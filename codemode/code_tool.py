@@ -46,8 +46,10 @@ class CodeTool:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 
-def build_code_tool(*, limits: Limits, loaded_stubs: Sequence[str] = (), name: str = "code") -> CodeTool:
-    """The `code` tool's definition for these limits and always-loaded tool stubs."""
+def build_code_tool(
+    *, limits: Limits, loaded_stubs: Sequence[str] = (), name: str = "code", persist_variables: bool = False
+) -> CodeTool:
+    """The `code` tool's definition for these limits, always-loaded tool stubs and variable persistence."""
     lines = [
         "Run Python to find and use tools. The code is the body of an async function: use top-level `await`,",
         "and `return` a value or `print` what you need to see. Only printed output and the returned value come",
@@ -57,12 +59,19 @@ def build_code_tool(*, limits: Limits, loaded_stubs: Sequence[str] = (), name: s
         "  Pass a list of queries to look for several things at once. The full definitions of tools you find",
         "  are shown to you after the run.",
         "- `await tools.describe(name)` -> one tool's full definition as a Python stub.",
+        '- `await tools.list(prefix="", page=1)` -> {"tools": [{"name", "description"}], "page", "pages", "total"}:',
+        "  browse the catalog by name, without fetching definitions.",
         "- `await tools.<name>(arg=value, ...)` calls a tool with keyword arguments; results are JSON data.",
         "  A failed call raises `ToolError` with a message saying what to fix.",
         "- Run independent calls together: `a, b = await asyncio.gather(tools.x(...), tools.y(...))`.",
         f"- Modules: {', '.join(MODULES)}. No files, network or processes.",
         f"- Per run: {limits.timeout:g} s, {limits.calls:,} tool calls, {limits.output:,} characters of output.",
     ]
+    if persist_variables:
+        lines.append(
+            "- Top-level variables holding JSON data (dict, list, str, numbers, bool, None) are kept for your next"
+            " run; imports, functions and classes are not."
+        )
     if loaded_stubs:
         lines += ["", "Tools you can call without searching:", "", *("\n\n".join(loaded_stubs)).splitlines()]
     return CodeTool(name=name, description="\n".join(lines), input_schema=INPUT_SCHEMA)

@@ -20,12 +20,17 @@ openapi = "petstore.json"            # an OpenAPI description, file or URL (opti
 credentials = { api_key = "${PETSTORE_KEY}" }   # credentials, include, exclude, prefix); `${VAR}` reads the env
 ```
 
+Python, module, JSONL and MCP tables also take `approval`: `true` (every call of the source's tools needs a
+person's approval) or a list of shell-style patterns of the source's own tool names (`["delete_*", "refund"]`).
+
 Relative paths are relative to the config file. Reading (`load_config`) checks the shape of every table;
 building (`build_catalog`) imports and loads the sources, in order, into one catalog.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import hashlib
 import importlib
 import importlib.util
@@ -43,13 +48,15 @@ from codemode.errors import CatalogError, ConfigError
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from codemode.tools import Tool
+
 _KINDS: Final = ("python", "module", "jsonl", "mcp", "mcp_url", "openapi")
 _OPTIONS: Final[dict[str, frozenset[str]]] = {
-    "python": frozenset({"prefix", "aliases"}),
-    "module": frozenset({"prefix", "aliases"}),
-    "jsonl": frozenset({"prefix", "aliases"}),
-    "mcp": frozenset({"name", "env", "cwd"}),
-    "mcp_url": frozenset({"name", "headers"}),
+    "python": frozenset({"prefix", "aliases", "approval"}),
+    "module": frozenset({"prefix", "aliases", "approval"}),
+    "jsonl": frozenset({"prefix", "aliases", "approval"}),
+    "mcp": frozenset({"name", "env", "cwd", "approval"}),
+    "mcp_url": frozenset({"name", "headers", "approval"}),
     "openapi": frozenset({"base_url", "name", "headers", "credentials", "include", "exclude", "prefix"}),
 }
 _VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -61,6 +68,13 @@ class _SourceTable:
 
     table: str
     """Where the source is in the config, for messages: `tools[0]`."""
+    approval: tuple[str, ...] = ()
+    """Patterns of the source's own tool names (before any prefix) whose calls need a person's approval."""
+
+
+def needs_approval(patterns: tuple[str, ...], name: str) -> bool:
+    """Whether a tool named `name` matches one of a source's `approval` patterns (shell-style, `*` for all)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,7 +219,11 @@ def build_catalog(config: Config, *, skip_mcp: bool = False, skip_openapi: bool 
             match source:
                 case PythonSource() | ModuleSource():
                     tools = _load_catalog_from(source, where)
-                    catalog.extend(tools, prefix=source.prefix, aliases=source.aliases)
+                    catalog.extend(_approved(tools, source.approval), prefix=source.prefix, aliases=source.aliases)
+                case JsonlSource() if source.approval:
+                    loaded = Catalog()
+                    loaded.load_jsonl(source.path)
+                    catalog.extend(_approved(loaded, source.approval), prefix=source.prefix, aliases=source.aliases)
                 case JsonlSource():
                     catalog.load_jsonl(source.path, prefix=source.prefix, aliases=source.aliases)
                 case McpStdioSource() | McpHttpSource():
@@ -225,6 +243,11 @@ def build_catalog(config: Config, *, skip_mcp: bool = False, skip_openapi: bool 
     return catalog
 
 
+def _approved(tools: Catalog, patterns: tuple[str, ...]) -> list[Tool]:
+    """`tools`, those matching `patterns` marked as needing approval."""
+    return [dataclasses.replace(tool, approval=True) if needs_approval(patterns, tool.name) else tool for tool in tools]
+
+
 def _parse_source(table: object, name: str, path: Path) -> Source:
     where = f"{path}: {name}"
     if not isinstance(table, dict):
@@ -238,14 +261,15 @@ def _parse_source(table: object, name: str, path: Path) -> Source:
         raise ConfigError(f"{where}: unknown keys {unknown}; a `{kind}` source takes {sorted(_OPTIONS[kind])}.")
     get = _Getter(table, where)
     base = path.parent
-    prefix, aliases = get.string("prefix", ""), get.string_table("aliases")
+    prefix, aliases, approval = get.string("prefix", ""), get.string_table("aliases"), get.approval()
+    local = {"table": name, "prefix": prefix, "aliases": aliases, "approval": approval}
     match kind:
         case "python":
-            return PythonSource(table=name, path=base / get.string(kind), prefix=prefix, aliases=aliases)
+            return PythonSource(path=base / get.string(kind), **local)  # type: ignore[arg-type]  # typed just above
         case "module":
-            return ModuleSource(table=name, module=get.string(kind), prefix=prefix, aliases=aliases)
+            return ModuleSource(module=get.string(kind), **local)  # type: ignore[arg-type]  # typed just above
         case "jsonl":
-            return JsonlSource(table=name, path=base / get.string(kind), prefix=prefix, aliases=aliases)
+            return JsonlSource(path=base / get.string(kind), **local)  # type: ignore[arg-type]  # typed just above
         case "mcp":
             cwd = get.optional_string("cwd")
             return McpStdioSource(
@@ -254,10 +278,15 @@ def _parse_source(table: object, name: str, path: Path) -> Source:
                 name=get.optional_string("name"),
                 env=get.string_table("env"),
                 cwd=None if cwd is None else base / cwd,
+                approval=approval,
             )
         case "mcp_url":
             return McpHttpSource(
-                table=name, url=get.string(kind), name=get.optional_string("name"), headers=get.string_table("headers")
+                table=name,
+                url=get.string(kind),
+                name=get.optional_string("name"),
+                headers=get.string_table("headers"),
+                approval=approval,
             )
         case _:
             return _openapi_source(get, name, base)
@@ -317,6 +346,16 @@ class _Getter:
         if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{self.where}: `{key}` must be a non-empty array of strings, got {value!r:.80}.")
         return value
+
+    def approval(self) -> tuple[str, ...]:
+        value = self.table.get("approval", False)
+        if isinstance(value, bool):
+            return ("*",) if value else ()
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            raise ConfigError(
+                f"{self.where}: `approval` must be true, false or an array of tool name patterns, got {value!r:.80}."
+            )
+        return tuple(value)
 
     def string_table(self, key: str) -> dict[str, str]:
         value = self.table.get(key, {})

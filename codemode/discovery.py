@@ -9,6 +9,7 @@ back: the history is the state, and no server-side session is needed.
 from __future__ import annotations
 
 import hashlib
+import keyword
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -27,6 +28,10 @@ _HEADER = (
 )
 
 
+def _is_variable_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
 def stub_hash(stub: str) -> str:
     """A short, stable fingerprint of a stub's text."""
     return hashlib.sha256(stub.encode("utf-8")).hexdigest()[:12]
@@ -34,34 +39,58 @@ def stub_hash(stub: str) -> str:
 
 @dataclass
 class DiscoveryState:
-    """What one conversation carries between `code` runs: the tools announced, and a pending approval.
+    """What one conversation carries between `code` runs: tools announced, a pending approval, kept variables.
 
     Plain data: `to_json` / `from_json` round-trip it, and `from_history` rebuilds the announced tools from
-    announcements. Optional parts appear in `to_json` only when set, each under its own key.
+    announcements (variables live only here, so carry the state itself to keep them). Optional parts appear in
+    `to_json` only when set, each under its own key.
     """
 
     announced: dict[str, str] = field(default_factory=dict)
     """Original tool name -> `stub_hash` of the announced stub."""
     approval: dict[str, JsonValue] | None = None
     """The signed record of a run stopped at a call that needs approval (see `codemode.policy`), or None."""
+    variables: dict[str, JsonValue] = field(default_factory=dict)
+    """Top-level variables kept for the next run (`CodeMode(persist_variables=True)`), as JSON values."""
+    assigned: list[str] = field(default_factory=list, compare=False)
+    """Top-level names earlier runs assigned, most recent last (bounded), to explain a `NameError` for one. A
+    hint, not what the model was shown, so two states that differ only here are equal."""
 
     def to_json(self) -> dict[str, JsonValue]:
         """This state as JSON data."""
         data: dict[str, JsonValue] = {"announced": dict(sorted(self.announced.items()))}
         if self.approval is not None:
             data["approval"] = self.approval
+        if self.variables:
+            data["variables"] = dict(self.variables)
+        if self.assigned:
+            data["assigned"] = list(self.assigned)
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, JsonValue]) -> DiscoveryState:
-        """A state from `to_json` output (its approval record is checked when a run resumes from it)."""
+        """A state from `to_json` output; `TypeError` or `ValueError` for data it cannot have written.
+
+        Its approval record is checked when a run resumes from it.
+        """
         announced = data.get("announced") or {}
         if not isinstance(announced, dict):
             raise TypeError("`announced` must be an object of tool name -> hash")
         approval = data.get("approval")
         if approval is not None and not isinstance(approval, dict):
             raise TypeError("`approval` must be an object (a signed approval record) or absent")
-        return cls(announced={str(name): str(digest) for name, digest in announced.items()}, approval=approval)
+        variables = data.get("variables") or {}
+        if not isinstance(variables, dict) or not all(_is_variable_name(name) for name in variables):
+            raise ValueError("`variables` must be an object whose keys are identifiers not starting with `_`")
+        assigned = data.get("assigned") or []
+        if not isinstance(assigned, list) or not all(isinstance(name, str) for name in assigned):
+            raise TypeError("`assigned` must be a list of names")
+        return cls(
+            announced={str(name): str(digest) for name, digest in announced.items()},
+            approval=approval,
+            variables=dict(variables),
+            assigned=[str(name) for name in assigned],
+        )
 
     @classmethod
     def from_history(cls, texts: Iterable[str]) -> DiscoveryState:

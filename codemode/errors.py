@@ -7,10 +7,16 @@ Tree:
     CodemodeError
     ├── CatalogError        a tool definition or registration is invalid (duplicate name, alias collision)
     ├── ConfigError         a TOML config cannot be read or is invalid
-    └── ToolError           raised by a tool call; shown to the model as `ToolError: <type>: <message>`
+    ├── ToolError           raised by a handler for the model: shown as `ToolError: <message>`, never hidden
+    └── ApprovalError       a run cannot resume: no pending approval, or a record changed or signed elsewhere
 """
 
 from __future__ import annotations
+
+from sandbox import FunctionError
+
+ERROR_NAME = "ToolError"
+"""The exception name the model's code sees for every failed tool call."""
 
 
 class CodemodeError(Exception):
@@ -26,4 +32,17 @@ class ConfigError(CodemodeError):
 
 
 class ToolError(CodemodeError):
-    """A tool call failed; the message is what the model sees."""
+    """Raised by a tool's handler to fail the call with a message written for the model.
+
+    The model reads exactly the message (`ToolError: <message>`), even with `CodeMode(hide_errors=True)`,
+    which hides the messages of other exceptions.
+    """
+
+
+def tool_error(message: str) -> FunctionError:
+    """An error the model sees as `ToolError: <message>`."""
+    return FunctionError(message, type_name=ERROR_NAME)
+
+
+class ApprovalError(CodemodeError):
+    """A run cannot resume from a conversation state: it has no pending approval, or its record was changed."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,28 +17,27 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pydantic
 
+from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
 from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
 from codemode._naming import close_matches
 from codemode._results import to_json
 from codemode.errors import ToolError
+from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
 from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, Namespace
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
+    from codemode._replay import Ledger
     from codemode.catalog import Catalog
     from codemode.tools import Arguments, Tool
 
-ERROR_NAME = "ToolError"
+DIR_TOOLS = 100
+"""`dir(tools)` lists the tools' names too in a catalog of at most this many."""
 MAX_QUERIES = 10
 """The most queries one `tools.search([...])` call may merge."""
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
-
-
-def tool_error(message: str) -> FunctionError:
-    """An error the model sees as `ToolError: <message>`."""
-    return FunctionError(message, type_name=ERROR_NAME)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,6 +56,10 @@ class ToolCall:
     """The message the model saw, when it failed."""
     in_flight: bool = False
     """Still running when the run stopped (a timeout, a crash, a cancellation): it may have taken effect."""
+    result: JsonValue = None
+    """What the code got, when it succeeded (after any `after` hook's replacement)."""
+    replayed: bool = False
+    """Whether the result came from an approval record rather than the handler (a resumed run)."""
 
 
 class StubCache:
@@ -115,38 +117,54 @@ class ToolRuntime:
     """One `execute`'s view of the catalog: resolves `tools.<name>`, and records discoveries and calls."""
 
     def __init__(
-        self, *, catalog: Catalog, search: SearchFunction, cache: StubCache, hide_errors: bool, max_result: int
+        self,
+        *,
+        catalog: Catalog,
+        search: SearchFunction,
+        cache: StubCache,
+        hide_errors: bool,
+        max_result: int,
+        ledger: Ledger,
     ) -> None:
         self.catalog = catalog
         self.search_tools = search
         self.cache = cache
         self.hide_errors = hide_errors
         self.max_result = max_result
+        self.ledger = ledger
         self.discovered: dict[str, None] = {}
-        self.calls: list[ToolCall] = []
-        """Completed calls, in the order they ended."""
-        self._running: dict[int, tuple[str, dict[str, JsonValue], float]] = {}
-        self._started = 0
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """Completed calls, in the order they ended (replayed ones included)."""
+        return self.ledger.calls
 
     def record(self) -> tuple[ToolCall, ...]:
         """Every call: the completed ones in the order they ended, then those still in flight, as they started."""
-        now = time.monotonic()
-        in_flight = [
-            ToolCall(name=name, arguments=arguments, duration=now - started, ok=False, in_flight=True)
-            for name, arguments, started in self._running.values()
-        ]
-        return (*self.calls, *in_flight)
+        return self.ledger.so_far()
 
     def namespace(self) -> Namespace:
-        """The sandbox namespace the model's code sees as `tools`."""
-        return Namespace(self.resolve)
+        """The sandbox namespace the model's code sees as `tools`; `dir(tools)` shows the helpers (and tools)."""
+        return Namespace(self.resolve, names=self.names)
+
+    def names(self) -> list[str]:
+        """What `dir(tools)` shows: the helpers, and each tool's alias in a catalog of at most `DIR_TOOLS`."""
+        tools = [tool.alias for tool in self.catalog] if len(self.catalog) <= DIR_TOOLS else []
+        return [*HELPERS, *tools]
 
     def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
         """The host function behind `tools.<name>`."""
-        if name == "search":
-            return self.search
-        if name == "describe":
-            return self.describe
+        if name in HELPERS:
+            helper = HELPERS[name]
+            method = getattr(self, "list_tools" if name == "list" else name)
+            tool = self.catalog.get(name)  # a catalog tool of the same name has another alias (`search_tool`)
+            note = f" (the catalog's tool {name!r} is `tools.{tool.alias}`)" if tool is not None else ""
+
+            async def call_helper(*args: JsonValue, **kwargs: JsonValue) -> JsonValue:
+                result: JsonValue = await method(**bind(helper, args, kwargs, note))
+                return result
+
+            return call_helper
         tool = self.catalog.get(name)
         if tool is None:
             raise tool_error(self._unknown(name))
@@ -160,6 +178,12 @@ class ToolRuntime:
         matches = [tool.alias for tool in self.catalog.similar(name, limit=3)]
         hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
         return f'there is no tool named {name!r}.{hint} Find tools with `await tools.search("what you need")`.'
+
+    async def list_tools(
+        self, prefix: JsonValue = "", page: JsonValue = 1, page_size: JsonValue = PAGE_SIZE
+    ) -> JsonValue:
+        """`tools.list(prefix="", page=1)`: names and one-line descriptions, a page at a time; announces nothing."""
+        return list_page(self.catalog, prefix=prefix, page=page, page_size=page_size)
 
     async def search(self, query: str | list[str], max_results: int = 5) -> list[JsonValue]:
         """`tools.search(query, max_results=5)`: the best matching tools, as name/description/signature.
@@ -176,10 +200,18 @@ class ToolRuntime:
             raise tool_error("tools.search(max_results=...) must be an int from 1 to 50")
         rankings = [await self.search_tools(q, max_results) for q in queries if isinstance(q, str)]
         found = rankings[0] if len(rankings) == 1 else merge_rankings(rankings)[:max_results]
+        weak = not found
+        if weak:  # nothing shares a word with the query: a small catalog still shows its closest tools
+            found = weak_matches(" ".join(q for q in queries if isinstance(q, str)), list(self.catalog), max_results)
         for tool in found:
             self.discovered.setdefault(tool.name)
         return [
-            {"name": tool.alias, "description": _summary(tool.description), "signature": render_signature(tool)}
+            {
+                "name": tool.alias,
+                "description": one_line(tool.description),
+                "signature": render_signature(tool),
+                **({"match": "weak"} if weak else {}),
+            }
             for tool in found
         ]
 
@@ -192,40 +224,29 @@ class ToolRuntime:
         return self.cache.stub(tool)
 
     async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
-        """Validate the arguments, run the handler, and return its result as JSON."""
+        """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
-        started = time.monotonic()
-        key = self._started = self._started + 1
-        self._running[key] = (tool.name, kwargs, started)
-        try:
-            result = await self._call(tool, args, kwargs)
-        except FunctionError as error:
-            del self._running[key]
-            self.calls.append(
-                ToolCall(
-                    name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=False, error=error.message
-                )
-            )
-            raise
-        # a cancelled call stays in `_running`: it was in flight when the run stopped, and may have happened
-        del self._running[key]
-        self.calls.append(ToolCall(name=tool.name, arguments=kwargs, duration=time.monotonic() - started, ok=True))
-        return result
 
-    async def _call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
-        if args:
-            raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-        arguments: dict[str, Any] = self._validated(tool, kwargs)
+        def prepare(given: JsonObject) -> JsonObject:
+            if args:
+                raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
+            return self._validated(tool, given)
+
+        return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
+
+    async def _invoke(self, tool: Tool, validated: JsonObject) -> JsonValue:
         if tool.handler is None:
             raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
+        arguments: dict[str, Any] = validated
         if tool.arguments is not None:
             arguments = self._converted(tool, tool.arguments, arguments)
         handler = tool.handler
         try:
             if inspect.iscoroutinefunction(handler):
                 result = await handler(**arguments)
-            else:  # a sync handler may block: run it in a worker thread so other calls and timeouts go on
-                result = await anyio.to_thread.run_sync(functools.partial(handler, **arguments))
+            else:  # a sync handler may block: run it in a worker thread; a timeout abandons it rather than wait
+                call = functools.partial(handler, **arguments)
+                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             if inspect.isawaitable(result):
                 result = await result
         except FunctionError:
@@ -305,11 +326,3 @@ def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:
     else:
         detail = f"{where}: {error.message} (given {given})"
     return f"tools.{tool.alias}(): {detail}. Signature: {render_signature(tool)}"
-
-
-def _summary(description: str, limit: int = 200) -> str:
-    text = " ".join(description.split())
-    end = text.find(". ")
-    if 0 < end < limit:
-        return text[: end + 1]
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from codemode._json import JsonObject, JsonValue
+    from codemode.policy import ApprovalRule, ToolLimits
 
 Handler = Callable[..., Any | Awaitable[Any]]
 
@@ -47,6 +48,10 @@ class Tool:
     """The callable that runs the tool; `None` for definitions loaded without one."""
     deferred: bool = True
     """Deferred tools are found through search; others are described in the `code` tool itself."""
+    approval: ApprovalRule = False
+    """Whether a call needs a person's approval: always (`True`), or when a rule on its arguments says so."""
+    limits: ToolLimits | None = None
+    """Timeout, calls in flight and rate for this tool's calls."""
     arguments: Arguments | None = field(default=None, compare=False, repr=False)
     """For a Python function's tool: converts validated JSON arguments to the handler's annotated types."""
 
@@ -97,6 +102,8 @@ def tool_from_function(
     name: str | None = None,
     description: str | None = None,
     deferred: bool = True,
+    approval: ApprovalRule = False,
+    limits: ToolLimits | None = None,
 ) -> Tool:
     """Make a tool from a sync or async function: its schema from the type hints, its docs from the docstring.
 
@@ -109,6 +116,8 @@ def tool_from_function(
         name: The tool's name; defaults to the function's `__name__`.
         description: Replaces the description taken from the docstring.
         deferred: Whether the tool is found through search rather than described up front.
+        approval: Whether a call needs a person's approval: `True`, or a rule on the validated arguments.
+        limits: Timeout, calls in flight and rate for the tool's calls.
 
     Raises:
         CatalogError: The function takes positional-only or variadic parameters, or a type hint has no schema.
@@ -141,6 +150,8 @@ def tool_from_function(
         returns=returns,
         handler=fn,
         deferred=deferred,
+        approval=approval,
+        limits=limits,
         arguments=arguments,
     )
 

@@ -12,6 +12,9 @@ Example:
 
 from __future__ import annotations
 
+from sandbox._confine import Confinement as Confinement
+from sandbox._confine import Layers as Layers
+from sandbox.errors import ConfinementError as ConfinementError
 from sandbox.errors import FunctionError as FunctionError
 from sandbox.errors import SandboxClosedError as SandboxClosedError
 from sandbox.errors import SandboxError as SandboxError
@@ -25,10 +28,13 @@ from sandbox.sandbox import Isolation as Isolation
 from sandbox.sandbox import Sandbox as Sandbox
 
 __all__ = [
+    "Confinement",
+    "ConfinementError",
     "ErrorKind",
     "FunctionError",
     "HostFunction",
     "Isolation",
+    "Layers",
     "Limits",
     "Namespace",
     "RunError",

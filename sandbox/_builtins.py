@@ -10,8 +10,8 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from sandbox._awaiting import anext_
-from sandbox._guards import SEAL, Guards, StopRun
-from sandbox._types import SIZE_GUARDS, SIZED, SafeType, sorted_for
+from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
+from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -90,8 +90,10 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
     def getattr_(obj: object, name: str, *default: object) -> Any:
         try:
             return guards.getattr(obj, name)
+        except ForbiddenError:
+            raise  # a refusal is never quietly replaced by the default
         except AttributeError:
-            if default and not name.startswith("__"):
+            if default:
                 return default[0]
             raise
 

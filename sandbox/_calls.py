@@ -12,8 +12,10 @@ import builtins
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -44,7 +46,7 @@ class CallState:
         if isinstance(existing, type) and issubclass(existing, Exception) and type_name in _PLAIN_ERRORS:
             return existing
         if type_name not in self.error_classes:
-            cls = self.guards.metaclass(type_name if type_name.isidentifier() else "HostError", (Exception,), {})
+            cls = make_class(type_name if type_name.isidentifier() else "HostError", (Exception,), {})
             self.error_classes[type_name] = cls
         return self.error_classes[type_name]
 
@@ -54,7 +56,7 @@ class CallState:
         if self.guards.stopped is not None:  # the run is over (a finalizer, a task that ignored cancellation)
             raise self.guards.stopped.again()
         if self.count >= self.max_calls:
-            self.guards.stop("call_limit", f"the code made more than {self.max_calls:,} tool calls; make fewer per run")
+            self.guards.stop("call_limit", calls_message(self.max_calls))
         self.count += 1
         try:
             args, kwargs = check_json(list(pending._args)), check_json(pending._kwargs)
@@ -130,6 +132,11 @@ class FunctionProxy:
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
         self._calls.names.setdefault(self._call.label)
         return PendingCall(self._calls, self._call, args, kwargs)
+
+    @property
+    def __name__(self) -> str:
+        """The function's name, as `fn.__name__` gives it for a function the code defined."""
+        return self._call.function if self._call.attribute is None else self._call.attribute
 
     def __repr__(self) -> str:
         return f"<function {self._call.label}>"

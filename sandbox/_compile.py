@@ -2,7 +2,9 @@
 
 The model's module body becomes the body of `async def _main_()`, so top-level `await` and `return` work and
 a final bare expression becomes the returned value. Names bound at top level are locals of `_main_`, so a
-`global x` inside a function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning.
+`global x` inside a function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning. A run that
+keeps variables gets two more wrapper statements: the kept names bound first, and `locals()` handed back when
+the body ends, however it ends. Code sent inside a markdown fence runs as the code inside it (`sandbox._fence`).
 """
 
 from __future__ import annotations
@@ -11,19 +13,28 @@ import ast
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Final, cast
 
+from sandbox._fence import unfence
 from sandbox._policy import SandboxPolicy
 from sandbox.result import RunError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from types import CodeType
 
 FILENAME = "<code>"
 MAIN = "_main_"
+VARIABLES: Final = "_vars_"
+"""Global of a keeping run: the values to bind at top level (the model's code cannot name `_`-prefixed names)."""
+KEEP: Final = "_keep_"
+"""Global of a keeping run: called with the top-level names when the run's body ends, however it ends."""
+LOCALS: Final = "_locals_"
+"""Global of a keeping run: the real `locals`, called only by the wrapper statements added here."""
 MAX_DEPTH = 100
 _CACHE_SIZE = 256
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,47 +45,71 @@ class Compiled:
     """The module code object."""
     lines: tuple[str, ...]
     """The model's source lines, for tracebacks."""
+    assigned: tuple[str, ...] = ()
+    """The names the code binds at top level, sorted."""
 
 
 _cache: OrderedDict[str, Compiled | RunError] = OrderedDict()
 
 
-def compile_code(source: str, *, max_source: int) -> Compiled | RunError:
-    """Compile the model's source under the sandbox policy, or say why not."""
+def compile_code(source: str, *, max_source: int, variables: Iterable[str] | None = None) -> Compiled | RunError:
+    """Compile the model's source under the sandbox policy, or say why not.
+
+    Args:
+        source: The model's code.
+        max_source: The most characters accepted.
+        variables: For a run that keeps variables, the names bound before the body runs (from `_vars_`);
+            the body then ends by calling `_keep_(locals())`.
+    """
     if len(source) > max_source:
         return RunError(
             kind="forbidden",
             message=f"the code is {len(source):,} characters; the limit is {max_source:,}. Send less code per run.",
         )
-    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    names = None if variables is None else tuple(sorted(set(variables)))
+    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest() + repr(names)
     cached = _cache.get(key)
     if cached is not None:
         _cache.move_to_end(key)
         return cached
-    compiled = _compile_uncached(source)
+    compiled = _compile_uncached(source, names)
     _cache[key] = compiled
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return compiled
 
 
-def _compile_uncached(source: str) -> Compiled | RunError:
+def _parse(source: str, *, unfenced: bool = False) -> tuple[ast.Module, str] | RunError:
+    """The module and the source it came from: as sent, or else the code inside its markdown fence."""
     try:
-        module = ast.parse(source, FILENAME)
+        return ast.parse(source, FILENAME), source
     except SyntaxError as error:
-        return _syntax_error(error)
+        fences = unfence(source)
+        if unfenced or fences.code is None:
+            return _syntax_error(error, fenced_blocks=fences.blocks)
+        return _parse(fences.code, unfenced=True)
     except (RecursionError, MemoryError, ValueError) as error:
         return RunError(kind="syntax", message=f"the code cannot be parsed ({type(error).__name__}); simplify it")
+
+
+def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compiled | RunError:
+    parsed = _parse(source)
+    if isinstance(parsed, RunError):
+        return parsed
+    module, source = parsed
     if _depth(module) > MAX_DEPTH:
         return RunError(kind="syntax", message=f"the code is nested more than {MAX_DEPTH} levels deep; flatten it")
     _return_final_expression(module)
-    _globals_to_nonlocals(module)
+    assigned = _top_level_names(module)
+    _globals_to_nonlocals(module, assigned | set(variables or ()))
     policy = SandboxPolicy()
     module = policy.visit(module)
     if policy.errors:
         return _policy_error(policy.errors)
     main = cast("ast.AsyncFunctionDef", ast.parse(f"async def {MAIN}(): pass").body[0])
     main.body = module.body or [ast.Pass()]
+    if variables is not None:
+        main.body = _keeping(main.body, variables)
     wrapped = ast.fix_missing_locations(
         ast.Module(body=[ast.copy_location(main, module.body[0]) if module.body else main], type_ignores=[])
     )
@@ -87,7 +122,23 @@ def _compile_uncached(source: str) -> Compiled | RunError:
         return _syntax_error(error)
     except (RecursionError, MemoryError) as error:
         return RunError(kind="syntax", message=f"the code cannot be compiled ({type(error).__name__}); simplify it")
-    return Compiled(code=code, lines=tuple(source.splitlines()))
+    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)))
+
+
+def _keeping(body: list[ast.stmt], variables: tuple[str, ...]) -> list[ast.stmt]:
+    """`body` with the kept names bound first and `locals()` handed to `_keep_` when it ends.
+
+    Added after the policy ran, so these statements may use `_`-prefixed globals the model's code cannot name.
+    """
+    bind = [ast.parse(f"{name} = {VARIABLES}[{name!r}]").body[0] for name in variables]
+    keep = ast.parse(f"try:\n    pass\nfinally:\n    {KEEP}({LOCALS}())").body[0]
+    assert isinstance(keep, ast.Try)
+    for node in (*bind, *keep.finalbody):  # the model's first line: these never raise, so it is never shown
+        for child in ast.walk(node):
+            ast.copy_location(child, body[0])
+    ast.copy_location(keep, body[0])
+    keep.body = body
+    return [*bind, keep]
 
 
 def _depth(tree: ast.AST) -> int:
@@ -117,6 +168,9 @@ def _top_level_names(module: ast.Module) -> set[str]:
             continue
         if isinstance(node, ast.Lambda):
             continue
+        if isinstance(node, _COMPREHENSIONS):  # its loop variables are its own; only `:=` binds out here
+            names.update(n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+            continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, ast.alias):
@@ -129,8 +183,7 @@ def _top_level_names(module: ast.Module) -> set[str]:
     return names
 
 
-def _globals_to_nonlocals(module: ast.Module) -> None:
-    top = _top_level_names(module)
+def _globals_to_nonlocals(module: ast.Module, top: set[str]) -> None:
     declared_global = {name for node in module.body if isinstance(node, ast.Global) for name in node.names}
     local = top - declared_global
     for node in ast.walk(module):
@@ -141,12 +194,13 @@ def _globals_to_nonlocals(module: ast.Module) -> None:
                 node.body[index] = ast.copy_location(ast.Nonlocal(names=statement.names), statement)
 
 
-def _syntax_error(error: SyntaxError) -> RunError:
+def _syntax_error(error: SyntaxError, *, fenced_blocks: int = 0) -> RunError:
     line = error.lineno
     where = f" (line {line})" if line else ""
     text = (error.text or "").strip()
     shown = f": `{text}`" if text and len(text) < 120 else ""
-    return RunError(kind="syntax", message=f"SyntaxError: {error.msg}{where}{shown}", line=line)
+    hint = f"; the code holds {fenced_blocks} fenced blocks: send one" if fenced_blocks > 1 else ""
+    return RunError(kind="syntax", message=f"SyntaxError: {error.msg}{where}{shown}{hint}", line=line)
 
 
 def _policy_error(errors: list[str]) -> RunError:

@@ -15,6 +15,7 @@ from sandbox._hostcall import Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
+from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -23,12 +24,18 @@ if TYPE_CHECKING:
 
 
 class Dispatcher:
-    """Calls the host functions of one run, with the run's call limits enforced on the host side too."""
+    """Calls the host functions of one run; across a process boundary, the run's call limits are enforced again.
+
+    Args:
+        functions: The run's host functions by name.
+        limits: The run's limits.
+        limit: Whether to enforce the call count and the in-flight cap here too: for a worker process, whose
+            own enforcement the host does not take on trust. Inline, the sandbox side's is in this process.
+    """
 
     def __init__(self, functions: Mapping[str, HostFunction | Namespace], limits: Limits, *, limit: bool) -> None:
         self.functions = functions
-        self.max_calls = limits.calls
-        # Across the process boundary the host enforces the in-flight cap too; inline, the sandbox side's is enough.
+        self.max_calls = limits.calls if limit else None
         self.limiter = anyio.CapacityLimiter(limits.concurrent_calls) if limit else None
         self.count = 0
 
@@ -61,8 +68,8 @@ class Dispatcher:
     async def __call__(self, call: Call) -> JsonValue:
         """Run one call; raises `HostFailure` for anything the model should hear about."""
         self.count += 1
-        if self.count > self.max_calls:
-            raise HostFailure("RuntimeError", f"more than {self.max_calls:,} calls in one run")
+        if self.max_calls is not None and self.count > self.max_calls:
+            raise HostFailure("RuntimeError", calls_message(self.max_calls))
         target = self.resolve(call.function, call.attribute)
         if self.limiter is None:
             result = await _call(target, call)

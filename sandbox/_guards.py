@@ -19,15 +19,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
 from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
-from sandbox._compile import FILENAME, MAIN
-from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES
+from sandbox._compile import FILENAME
+from sandbox._dunders import read_dunder
+from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
 from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
+from sandbox.limits import timeout_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-_MAIN_LOCALS = f"{MAIN}.<locals>."
 SANDBOX_CLASS_MARK = "__sandbox_class__"
 _TICK_CHUNK = 1024
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
@@ -80,13 +81,15 @@ def forbid(message: str) -> NoReturn:
 class Guards(SizeGuards):
     """The per-run guard functions: the operation budget, attribute and write rules, and the size guards."""
 
-    def __init__(self, *, operations: int, deadline: float, max_size: int) -> None:
+    def __init__(self, *, operations: int, deadline: float, timeout: float, max_size: int) -> None:
         super().__init__(max_size=max_size)
         self.operations_left = operations
         self.deadline = deadline
+        self.timeout = timeout
         self.stopped: StopRun | None = None
         self.coroutines: list[Any] = []
         self.async_generators: list[Any] = []
+        self._coroutine_code: types.CodeType | None = None
         self.tick = self._make_tick()
 
     # -- budget ------------------------------------------------------------------------------------------
@@ -113,7 +116,7 @@ class Guards(SizeGuards):
         if self.operations_left <= 0:
             self.stop("timeout", "the code used its whole operation budget (an endless loop?); do less work per run")
         if time.monotonic() > self.deadline:
-            self.stop("timeout", "the code ran out of time; do less work per run, or split it over several runs")
+            self.stop("timeout", timeout_message(self.timeout))
         self.operations_left -= _TICK_CHUNK
         return _TICK_CHUNK
 
@@ -146,8 +149,8 @@ class Guards(SizeGuards):
         """Whether `obj` is a class the code defined, an instance of one, or one of its functions."""
         if isinstance(obj, type):
             return bool(getattr(obj, SANDBOX_CLASS_MARK, False))
-        if isinstance(obj, types.FunctionType):
-            return obj.__code__.co_filename == FILENAME
+        if isinstance(obj, types.FunctionType):  # the code's, or the wrapper `_coroutine_` puts on its `async def`
+            return obj.__code__.co_filename == FILENAME or obj.__code__ is self._coroutine_code
         return bool(getattr(type(obj), SANDBOX_CLASS_MARK, False))
 
     def getattr(self, obj: object, name: str, *default: object) -> Any:
@@ -155,9 +158,11 @@ class Guards(SizeGuards):
         if type(name) is not str:
             raise TypeError(f"attribute name must be a string, not {type(name).__name__!r}")
         if name.startswith("__"):
+            if name in READABLE_DUNDERS or (name == "__init__" and isinstance(obj, type) and not self.is_own(obj)):
+                return read_dunder(self, obj, name)
             # `super().__init__(...)` and a class's own dunders; never a stdlib object's (it may be shared)
             if name not in ALLOWED_DUNDER_METHODS or not (type(obj) is super or self.is_own(obj)):
-                forbid(f"`.{name}` is not allowed: dunder attributes are private in the sandbox")
+                forbid(dunder_refusal(name))
         elif name.startswith("_"):
             if not (self._private_is_own(obj) or (name in _NAMEDTUPLE_ATTRIBUTES and _is_tuple_or_tuple_class(obj))):
                 forbid(f"`.{name}` is not allowed: names starting with `_` are private in the sandbox")
@@ -174,11 +179,9 @@ class Guards(SizeGuards):
                 return guarded
         elif name == "to_bytes" and isinstance(obj, int):
             return self._int_to_bytes(int.__index__(obj))  # the value itself, even of a subclass
-        elif (plain_template := templated(obj, name)) is not None:
-            return plain_template  # re caches parsed templates for the whole process
+        elif (wrapped := _wrapped_method(obj, name)) is not None:
+            return wrapped
         value = getattr(obj, name, *default)
-        if name in ASYNC_GENERATOR_AWAITABLES and isinstance(obj, types.AsyncGeneratorType):
-            return awaited_only(value)
         if type(value) in _MUTABLE and not self.is_own(obj) and _is_class_attribute(obj, name, value):
             return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change
         return value
@@ -272,31 +275,9 @@ class Guards(SizeGuards):
         """A call with `*args` or `**kwargs`."""
         return func(*args, **kwargs)
 
-    def metaclass(self, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:
-        """Create a class of the code's, with the metaclass its bases call for, and remember it as the code's."""
-        from sandbox._types import check_class_namespace, real_bases  # _types builds on this module
-
-        bases = real_bases(bases)
-        meta: type = type
-        for base in bases:
-            candidate = type(base)
-            if issubclass(candidate, meta):
-                meta = candidate
-        check_class_namespace(namespace)
-        qualname = namespace.get("__qualname__")
-        if isinstance(qualname, str) and qualname.startswith(_MAIN_LOCALS):  # as if defined at module level
-            namespace["__qualname__"] = qualname[len(_MAIN_LOCALS) :]
-        prepared = meta.__prepare__(name, bases, **kwargs)  # Enum needs its own namespace type, filled in order
-        for key, value in namespace.items():
-            prepared[key] = value
-        cls: type = meta(name, bases, prepared, **kwargs)
-        type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
-        return cls
-
     def coroutine(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap an `async def` of the code's so its coroutines are known, and closed if never awaited."""
 
-        @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:
             coro = function(*args, **kwargs)
             if inspect.iscoroutine(coro):  # held until the run ends, so one never awaited is closed, not warned about
@@ -305,7 +286,8 @@ class Guards(SizeGuards):
                 self.async_generators.append(coro)
             return coro
 
-        return call
+        self._coroutine_code = call.__code__  # so `is_own` knows the wrapper as the code's (`functools.wraps`)
+        return functools.update_wrapper(call, function)
 
     def close_unawaited(self) -> None:
         """Close the code's coroutines that never started (what CPython would warn about in the host)."""
@@ -339,8 +321,14 @@ class Guards(SizeGuards):
             "_ilshift_": self.ilshift,
             "_imod_": self.imod,
             "_coroutine_": self.coroutine,
-            "__metaclass__": self.metaclass,
         }
+
+
+def _wrapped_method(obj: object, name: str) -> Callable[..., Any] | None:
+    """An async generator's `asend`/`athrow`/`aclose` (awaited only) or a pattern's `sub` (plain templates)."""
+    if name in ASYNC_GENERATOR_AWAITABLES and isinstance(obj, types.AsyncGeneratorType):
+        return awaited_only(getattr(obj, name))
+    return templated(obj, name)  # re caches parsed templates for the whole process
 
 
 def _is_class_attribute(obj: object, name: str, value: object) -> bool:

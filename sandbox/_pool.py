@@ -1,4 +1,9 @@
-"""A warm pool of worker processes: started together, lent one run at a time, replaced when one breaks."""
+"""A warm pool of worker processes: started together, lent one run at a time, replaced when one breaks.
+
+Entering the pool starts every worker and waits until each is ready and confined, so a worker that cannot start
+is an immediate error, never a wait. A replacement is started in the background; if that fails, the run that
+was waiting for it fails at once with the reason, and the pool tries again for the next one.
+"""
 
 from __future__ import annotations
 
@@ -8,71 +13,109 @@ from typing import TYPE_CHECKING, Self
 
 import anyio
 
-from sandbox._process import WorkerProcess
+from sandbox._confine import Layers
+from sandbox._process import WORKER, WorkerProcess
 from sandbox.errors import SandboxError
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from anyio.abc import TaskGroup
+    from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-_ACQUIRE_TIMEOUT = 60.0
+    from sandbox._confine import Confinement
 
 
 class WorkerPool:
     """`size` worker processes kept warm; an async context manager that owns them."""
 
-    def __init__(self, *, size: int, memory: int) -> None:
+    def __init__(self, *, size: int, memory: int, confinement: Confinement, entry: tuple[str, ...] = WORKER) -> None:
         self.size = size
         self.memory = memory
-        self._send: MemoryObjectSendStream[WorkerProcess]
-        self._receive: MemoryObjectReceiveStream[WorkerProcess]
-        self._send, self._receive = anyio.create_memory_object_stream[WorkerProcess](math.inf)
+        """Bytes each pooled worker may add (0: no limit); a run may ask for less, or more on a worker of its own."""
+        self.confinement = confinement
+        self.entry = entry
+        """The interpreter's arguments that start a worker."""
+        self.layers = Layers.none("the sandbox is not open")
+        """The confinement the workers reported."""
+        self._send: MemoryObjectSendStream[WorkerProcess | None]
+        self._receive: MemoryObjectReceiveStream[WorkerProcess | None]
+        self._send, self._receive = anyio.create_memory_object_stream[WorkerProcess | None](math.inf)
         self._workers: set[WorkerProcess] = set()
         self._tasks: TaskGroup | None = None
-        self._failure: BaseException | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._failure = SandboxError("a sandbox worker process could not be started")
 
     async def __aenter__(self) -> Self:
-        self._tasks = anyio.create_task_group()
-        await self._tasks.__aenter__()
-        for _ in range(self.size):
-            self._tasks.start_soon(self._spawn)
+        stack = contextlib.AsyncExitStack()
+        self._tasks = await stack.enter_async_context(anyio.create_task_group())
+        stack.push_async_callback(self._stop)
+        try:
+            for _ in range(self.size):
+                await self._tasks.start(self._start)
+        except BaseException:
+            await stack.aclose()  # leaves the task group cleanly, so the error is raised as itself, not in a group
+            raise
+        self._stack = stack
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def _stop(self) -> None:
+        """Kill every worker and the replacements still starting."""
         assert self._tasks is not None
         with anyio.CancelScope(shield=True):
             for worker in list(self._workers):
                 await worker.kill()
         self._workers.clear()
         self._tasks.cancel_scope.cancel()
-        await self._tasks.__aexit__(None, None, None)
         self._tasks = None
         self._send.close()
         self._receive.close()
 
-    async def _spawn(self) -> None:
-        try:
-            worker = await WorkerProcess.start(self.memory)
-        except Exception as error:  # noqa: BLE001  # reported to the next `acquire`
-            self._failure = error
-            return
+    async def _start(self, *, task_status: TaskStatus[None]) -> None:
+        """Start one worker; its failure is the caller's error (`tg.start` raises it)."""
+        worker = await self._new_worker(self.memory)
         self._workers.add(worker)
         self._send.send_nowait(worker)
+        task_status.started()
+
+    async def _new_worker(self, memory: int) -> WorkerProcess:
+        try:
+            worker = await WorkerProcess.start(memory, self.confinement, entry=self.entry)
+        except OSError as error:  # no such interpreter, no more processes
+            raise SandboxError(f"a sandbox worker process could not be started: {error}") from error
+        self.layers = worker.layers
+        return worker
+
+    async def _start_replacement(self) -> None:
+        try:
+            await self._start(task_status=anyio.TASK_STATUS_IGNORED)
+        except SandboxError as error:
+            self._failure = error
+            self._send.send_nowait(None)  # wakes a run waiting for a worker, which fails with the reason
 
     @contextlib.asynccontextmanager
-    async def worker(self) -> AsyncIterator[WorkerProcess]:
-        """Borrow a warm worker for one run; a broken one is replaced in the background."""
+    async def worker(self, memory: int) -> AsyncIterator[WorkerProcess]:
+        """Borrow a warm worker for one run of `memory` bytes; a broken one is replaced in the background.
+
+        A run that may use more memory than the pooled workers gets a worker of its own, started for it.
+        """
         if self._tasks is None:
             raise SandboxError("the worker pool is not running; use `async with Sandbox(...)`")
-        with anyio.move_on_after(_ACQUIRE_TIMEOUT) as scope:
-            worker = await self._receive.receive()
-            while worker.process.returncode is not None:  # died while idle: replace it, take the next
-                await self._replace(worker)
-                worker = await self._receive.receive()
-        if scope.cancelled_caught:
-            raise SandboxError(f"no worker process became available: {self._failure!r}")
+        if self.memory > 0 and (memory <= 0 or memory > self.memory):
+            worker = await self._new_worker(memory)
+            self._workers.add(worker)  # so closing the pool kills it too
+            try:
+                yield worker
+            finally:
+                self._workers.discard(worker)
+                await worker.kill()
+            return
+        worker = await self._acquire()
         try:
             yield worker
         finally:
@@ -81,9 +124,20 @@ class WorkerPool:
             else:
                 await self._replace(worker)
 
+    async def _acquire(self) -> WorkerProcess:
+        while True:
+            worker = await self._receive.receive()
+            if worker is None:
+                assert self._tasks is not None
+                self._tasks.start_soon(self._start_replacement)  # try again for the next run
+                raise self._failure
+            if worker.process.returncode is None:
+                return worker
+            await self._replace(worker)  # died while idle: replace it, take the next
+
     async def _replace(self, worker: WorkerProcess) -> None:
         """Kill a broken worker and start another in the background."""
         self._workers.discard(worker)
         await worker.kill()
         if self._tasks is not None:
-            self._tasks.start_soon(self._spawn)
+            self._tasks.start_soon(self._start_replacement)

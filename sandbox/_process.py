@@ -21,17 +21,25 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from sandbox._confine import Layers
 from sandbox._hostcall import Call, HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
+from sandbox.errors import SandboxError
+from sandbox.limits import timeout_message
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
 if TYPE_CHECKING:
     from anyio.abc import Process
 
+    from sandbox._confine import Confinement
     from sandbox._dispatch import Dispatcher
+    from sandbox._jsonvalue import JsonValue
+    from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
+WORKER = ("-m", "sandbox._worker")
+"""How the interpreter is told to run a pool's worker."""
 _START_TIMEOUT = 30.0
 _KILL_GRACE = 1.0
 
@@ -42,6 +50,8 @@ class WorkerProcess:
     def __init__(self, process: Process, workdir: str) -> None:
         self.process = process
         self.workdir = workdir
+        self.layers = Layers.none("the worker has not started")
+        """The confinement the worker reported when it became ready."""
         assert process.stdout is not None
         assert process.stdin is not None
         self.reader = BufferedByteReceiveStream(process.stdout)
@@ -52,8 +62,11 @@ class WorkerProcess:
         self._reply_failed = False
 
     @classmethod
-    async def start(cls, memory: int) -> WorkerProcess:
-        """Spawn a worker and wait for its `ready`."""
+    async def start(cls, memory: int, confinement: Confinement, *, entry: tuple[str, ...] = WORKER) -> WorkerProcess:
+        """Spawn a worker (`python -s ENTRY MEMORY CONFINEMENT`) and wait for its `ready`.
+
+        `SandboxError` if it never gets there, and `ConfinementError` if it lacks a layer `confinement` requires.
+        """
         workdir = tempfile.mkdtemp(prefix="sandbox-")
         env = {
             "PATH": os.defpath,
@@ -63,7 +76,7 @@ class WorkerProcess:
             "PYTHONHASHSEED": "0",
         }
         process = await anyio.open_process(
-            [sys.executable, "-s", "-m", "sandbox._worker", str(memory)],
+            [sys.executable, "-s", *entry, str(memory), confinement.to_arg()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -73,14 +86,31 @@ class WorkerProcess:
         )
         worker = cls(process, workdir)
         try:
-            with anyio.fail_after(_START_TIMEOUT):
-                message = await worker.receive()
-            if message["t"] != "ready":
-                raise ProtocolError(f"expected `ready`, got {message['t']!r}")
+            await worker.handshake(confinement)
         except BaseException:
             await worker.kill()
             raise
         return worker
+
+    async def handshake(self, confinement: Confinement) -> None:
+        """Wait for `ready` and read the layers in it; `SandboxError` if the worker never gets there."""
+        try:
+            with anyio.fail_after(_START_TIMEOUT):
+                message = await self.receive()
+        except TimeoutError:
+            raise SandboxError(f"a sandbox worker process was not ready within {_START_TIMEOUT:g} s") from None
+        except _BREAKAGE as error:
+            with anyio.move_on_after(_KILL_GRACE):
+                await self.process.wait()
+            raise SandboxError(
+                f"a sandbox worker process exited before it was ready (exit status {self.process.returncode}, "
+                f"{type(error).__name__}); is `Limits.memory` too small for Python itself?"
+            ) from None
+        if message["t"] != "ready":
+            raise SandboxError(f"a sandbox worker process sent {message['t']!r} instead of `ready`")
+        self.layers = Layers.from_json(message.get("missing"))
+        if confinement.require:
+            self.layers.require()
 
     async def receive(self) -> dict[str, Any]:
         """The next frame from the worker."""
@@ -97,7 +127,14 @@ class WorkerProcess:
             await self.writer.send(frame)
 
     async def run(
-        self, code: str, *, limits: Limits, dispatcher: Dispatcher, error_names: tuple[str, ...]
+        self,
+        code: str,
+        *,
+        limits: Limits,
+        dispatcher: Dispatcher,
+        error_names: tuple[str, ...],
+        variables: dict[str, JsonValue] | None = None,
+        repeat: Repeat | None = None,
     ) -> RunResult:
         """Run code in the worker, serving its host calls; a breach kills the worker and is a result.
 
@@ -114,6 +151,8 @@ class WorkerProcess:
                     "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
+                    "variables": variables,
+                    **({"repeat": {"seed": repeat.seed, "clock": repeat.clock}} if repeat else {}),
                 }
             )
         except FrameTooLargeError as error:
@@ -147,8 +186,7 @@ class WorkerProcess:
             return RunResult(
                 error=RunError(
                     kind="timeout",
-                    message=f"the code ran past its {limits.timeout:g} s limit and was stopped (a slow regular "
-                    "expression or one huge operation?); do less per run",
+                    message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
                 )
             )
         self.healthy = not self._reply_failed

@@ -17,12 +17,16 @@ from typing import TYPE_CHECKING, Any, cast
 from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
 from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
+from sandbox._classes import make_class
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._decimalctx import decimal_members
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox._modules import Module, make_importer
+from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
+from sandbox._variables import Keeper
+from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -44,23 +48,40 @@ FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a 
 
 
 async def run_code(
-    source: str, *, limits: Limits, bridge: Bridge, functions: FunctionKinds, error_names: Iterable[str] = ()
+    source: str,
+    *,
+    limits: Limits,
+    bridge: Bridge,
+    functions: FunctionKinds,
+    error_names: Iterable[str] = (),
+    variables: dict[str, JsonValue] | None = None,
+    repeat: Repeat | None = None,
 ) -> RunResult:
-    """Compile and run `source`; every outcome is a result."""
+    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`)."""
     started = time.monotonic()
-    compiled = compile_code(source, max_source=limits.source)
+    names = tuple(error_names)
+    keeper = None if variables is None else Keeper(variables)
+    compiled = compile_code(source, max_source=limits.source, variables=variables)
     if isinstance(compiled, RunError):
-        return RunResult(error=compiled, duration=time.monotonic() - started)
-    guards = Guards(operations=limits.operations, deadline=started + limits.timeout, max_size=limits.max_size)
+        return RunResult(error=compiled, duration=time.monotonic() - started, variables=variables)
+    guards = Guards(
+        operations=limits.operations,
+        deadline=started + limits.timeout,
+        timeout=limits.timeout,
+        max_size=limits.max_size,
+    )
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
     facade = AsyncioFacade()
-    context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     decimal_context = decimal.Context()
     value: Any = None
     error: RunError | None = None
+    repeat_token = REPEAT.set(repeat)  # copied into the run's context with the rest of the caller's
+    context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
-        namespace = _globals(guards, output, calls, facade, functions, error_names, decimal_context)
+        namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
+        if keeper is not None:
+            namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         seconds = limits.timeout - (time.monotonic() - started)
         main = _with_decimal_context(namespace[MAIN](), decimal_context)
@@ -73,11 +94,13 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = context.run(describe_exception, exc, compiled)
     finally:
+        REPEAT.reset(repeat_token)
         guards.finish()
         guards.close_unawaited()
         await facade.finish(guards.async_generators, context)
     if error is None:
         value, error = _check_value(value, limits)
+    kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
     return RunResult(
         value=value if error is None else None,
         stdout=output.text(),
@@ -85,6 +108,9 @@ async def run_code(
         calls=calls.count,
         duration=time.monotonic() - started,
         names=tuple(calls.names),
+        assigned=compiled.assigned,
+        variables=kept,
+        dropped_variables=dropped,
     )
 
 
@@ -104,6 +130,7 @@ def _globals(
     namespace: dict[str, Any] = {
         "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
         "__name__": "__main__",
+        "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
     }
     for name, names in functions.items():
@@ -119,7 +146,7 @@ async def _run_main(
     task = facade.main(main, context)
     done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
     if not done:  # the run's end reaps the task, however it takes its cancellation
-        raise guards.halt("timeout", "the code ran out of time (waiting on tools or sleeps?); do less per run")
+        raise guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
     return task.result()
 
 

@@ -1,7 +1,8 @@
-"""The worker process: `python -m sandbox._worker MEMORY_BYTES`.
+"""The worker process: `python -m sandbox._worker MEMORY_BYTES [CONFINEMENT]`.
 
 It moves the protocol pipes off stdin/stdout (which then point at /dev/null), lowers its own resource limits,
-warms up, says `ready`, and runs one piece of code at a time, sending host calls back over the pipe. It holds
+warms up, confines itself (`sandbox._confine_apply`), says `ready` with the layers it could not put up, and runs
+one piece of code at a time, sending host calls back over the pipe. It holds
 no state between runs but caches of compiled code. Each call carries the id of its run; code left running after
 its run ended (a task that ignored cancellation, an async generator's `finally`) cannot call the host any more.
 """
@@ -16,13 +17,18 @@ import resource
 import sys
 from typing import TYPE_CHECKING, Any
 
+from sandbox._confine import Confinement
+from sandbox._confine_apply import enclose, seal
+from sandbox._confine_warm import warm_up
 from sandbox._hostcall import HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, decode, encode, frame_size
+from sandbox._repeat import Repeat
 from sandbox._runner import run_code
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
+    from sandbox._confine import Layer
     from sandbox._hostcall import Bridge, Call
     from sandbox._jsonvalue import JsonValue
 
@@ -41,14 +47,30 @@ def _address_space() -> int:
         return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _limit_resources(memory: int) -> None:
+class _Memory:
+    """The worker's address-space limit: a hard ceiling fixed at start, and each run's own (lower) soft limit."""
+
+    def __init__(self, ceiling: int) -> None:
+        self.base = _address_space() if ceiling > 0 and os.path.exists("/proc/self/statm") else 0
+        """Bytes mapped at start; each run may add its `Limits.memory` to these."""
+        self.hard = self.base + ceiling if self.base else resource.RLIM_INFINITY
+
+    def limit_run(self, memory: int) -> None:
+        """Lower the soft limit to what this run may add (never above the ceiling, which nothing can raise)."""
+        if self.base:
+            soft = self.hard if memory <= 0 else min(self.base + memory, self.hard)
+            resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
+
+
+def _limit_resources(memory: _Memory) -> None:
     limits = [
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_FSIZE, 0),  # no file can be written
-        (resource.RLIMIT_NPROC, 0),  # no process can be started (not enforced for root)
     ]
-    if memory > 0 and os.path.exists("/proc/self/statm"):
-        limits.append((resource.RLIMIT_AS, _address_space() + memory))
+    if os.geteuid() != 0:  # root ignores it; a worker dropping root sets it after (`sandbox._confine_apply`)
+        limits.append((resource.RLIMIT_NPROC, 0))  # no process can be started
+    if memory.base:
+        limits.append((resource.RLIMIT_AS, memory.hard))
     for which, value in limits:
         try:
             resource.setrlimit(which, (value, value))
@@ -59,9 +81,12 @@ def _limit_resources(memory: int) -> None:
 class Worker:
     """The worker's side of the pipe: reads frames, runs code, answers host calls."""
 
-    def __init__(self, inbound: int, outbound: int) -> None:
+    def __init__(self, inbound: int, outbound: int, *, memory: _Memory, missing: dict[Layer, str]) -> None:
         self.inbound = inbound
         self.outbound = outbound
+        self.memory = memory
+        self.missing = missing
+        """The confinement layers this worker could not put up, with the reason."""
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.ids = itertools.count(1)
         self.run_task: asyncio.Task[None] | None = None
@@ -118,12 +143,16 @@ class Worker:
         run_id = message.get("run")
         self.current_run = run_id
         try:
+            limits = Limits.from_json(message["limits"])
+            self.memory.limit_run(limits.memory)
             result = await run_code(
                 message["code"],
-                limits=Limits.from_json(message["limits"]),
+                limits=limits,
                 bridge=self.bridge_for(run_id),
                 functions=message["functions"],
                 error_names=message.get("error_names") or (),
+                variables=message.get("variables"),
+                repeat=Repeat(**message["repeat"]) if message.get("repeat") else None,
             )
         except BaseException as error:  # noqa: BLE001  # whatever happens, the host gets a result
             result = RunResult(error=RunError(kind="crashed", message=f"the worker failed: {type(error).__name__}"))
@@ -144,7 +173,8 @@ class Worker:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=2**16)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.inbound, "rb", 0))
-        self.send({"t": "ready", "pid": os.getpid()})
+        seal(self.missing)  # last: from here on the worker can make no descriptor, process or connection
+        self.send({"t": "ready", "pid": os.getpid(), "missing": self.missing})
         while True:
             try:
                 header = await reader.readexactly(HEADER.size)
@@ -159,6 +189,11 @@ class Worker:
                     future.set_result(message)
             elif message["t"] == "exit":
                 return
+            else:
+                self.other(message)
+
+    def other(self, message: dict[str, Any]) -> None:
+        """A frame this worker does not serve: ignored (the probe's worker serves one more)."""
 
 
 _RUN_OVER = "the run that made this call is over; code left running after a run ends cannot call the host"
@@ -180,13 +215,16 @@ def _done_frame(run_id: object, result: RunResult) -> bytes:
     return encode({"t": "done", "run": run_id, "result": short.to_json()})
 
 
-def main() -> None:
-    """Entry point of the worker process."""
+def main(worker: type[Worker] | None = None) -> None:
+    """Entry point of the worker process: `python -m sandbox._worker MEMORY [CONFINEMENT]`."""
     inbound, outbound = _detach_stdio()
-    memory = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    memory = _Memory(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    confinement = Confinement.from_arg(sys.argv[2]) if len(sys.argv) > 2 else Confinement()
     _limit_resources(memory)
+    warm_up()
+    missing = enclose(confinement, keep=(inbound, outbound))
     try:
-        asyncio.run(Worker(inbound, outbound).serve())
+        asyncio.run((worker or Worker)(inbound, outbound, memory=memory, missing=missing).serve())
     finally:
         with contextlib.suppress(OSError):  # the host normally removes it; not if the host itself was killed
             os.rmdir(os.getcwd())

@@ -1,7 +1,8 @@
-"""`Limits`: how much one run may use.
+"""`Limits`: how much one run may use, and what the model reads when a run reaches one.
 
 Every limit is per run. A run that reaches one stops with a result whose `error.kind` names the limit; the
-sandbox itself keeps working.
+sandbox itself keeps working. The wall clock and the call count are enforced in more than one place (see the
+README's table of limits); each place words its stop with the one function here.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class Limits:
     """Loop iterations and function entries the code may make (the operation budget)."""
     max_size: int = 10_000_000
     """Largest string, bytes or sequence (in items) and int (in bits) a single operation may create."""
+    variables: int = 256 * 1024
+    """Bytes of JSON the top-level variables a run keeps may take in all (runs given `variables=`); a variable
+    that does not fit is dropped, with the reason."""
 
     def to_json(self) -> dict[str, JsonValue]:
         """These limits as plain data, to send to a worker process."""
@@ -47,3 +51,20 @@ class Limits:
 
 
 _FIELDS = tuple(field.name for field in fields(Limits))
+
+
+def timeout_message(seconds: float, where: str = "") -> str:
+    """What the model reads when a run reaches its wall clock, whichever layer stopped it.
+
+    Args:
+        seconds: The run's `timeout`.
+        where: What the code was doing, a phrase with a leading space (" waiting on tools or sleeps"), or empty.
+    """
+    return (
+        f"the code ran past its {seconds:g} s time limit{where}; do less per run, or split the work over several runs"
+    )
+
+
+def calls_message(calls: int) -> str:
+    """What the model reads when a run makes more host-function calls than its `calls` limit."""
+    return f"the code made more than {calls:,} tool calls; make fewer per run"

@@ -84,6 +84,14 @@ class RunResult:
     """Wall-clock seconds the run took."""
     names: tuple[str, ...] = field(default=())
     """Host-function names the code referred to, in first-use order (for diagnostics)."""
+    assigned: tuple[str, ...] = field(default=())
+    """The names the code binds at top level (from its source, whether or not the run reached them), sorted."""
+    variables: dict[str, JsonValue] | None = None
+    """For a run given `variables=`: the top-level variables it left that convert to JSON and fit
+    `Limits.variables`, by name, to hand to the next run. None for other runs, and when the run's
+    end was never reached (its worker was stopped)."""
+    dropped_variables: dict[str, str] = field(default_factory=dict)
+    """For a run given `variables=`: the top-level names it left that were not kept, each with the reason."""
 
     @property
     def ok(self) -> bool:
@@ -99,6 +107,9 @@ class RunResult:
             "calls": self.calls,
             "duration": self.duration,
             "names": list(self.names),
+            "assigned": list(self.assigned),
+            "variables": self.variables,
+            "dropped_variables": dict(self.dropped_variables),
         }
 
     @classmethod
@@ -108,6 +119,9 @@ class RunResult:
         calls = data.get("calls", 0)
         duration = data.get("duration", 0.0)
         names = data.get("names") or []
+        assigned = data.get("assigned") or []
+        variables = data.get("variables")
+        dropped = data.get("dropped_variables") or {}
         return cls(
             value=data.get("value"),
             stdout=str(data.get("stdout") or ""),
@@ -115,4 +129,7 @@ class RunResult:
             calls=calls if isinstance(calls, int) else 0,
             duration=float(duration) if isinstance(duration, (int, float)) else 0.0,
             names=tuple(str(n) for n in names) if isinstance(names, list) else (),
+            assigned=tuple(str(n) for n in assigned) if isinstance(assigned, list) else (),
+            variables=variables if isinstance(variables, dict) else None,
+            dropped_variables={str(k): str(v) for k, v in dropped.items()} if isinstance(dropped, dict) else {},
         )

@@ -43,6 +43,24 @@ def add_search_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_log_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--log FILE`."""
+    parser.add_argument(
+        "--log",
+        metavar="FILE",
+        help="append one JSON line per run (the code, each tool call with arguments, duration, outcome) to FILE",
+    )
+
+
+def add_persist_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--persist-variables`."""
+    parser.add_argument(
+        "--persist-variables",
+        action="store_true",
+        help="keep the top-level variables a run leaves (JSON data only) for the next run of the conversation",
+    )
+
+
 def search_unavailable(args: argparse.Namespace) -> bool:
     """True, after printing the install command, when `--search hybrid` was asked for without its extra."""
     if args.search != "hybrid":

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import DEFAULT_SYSTEM, Agent
-from codemode.cli._catalogs import add_config_argument, add_search_argument, opened_catalog, search_unavailable
+from codemode.cli._catalogs import (
+    add_config_argument,
+    add_log_argument,
+    add_persist_argument,
+    add_search_argument,
+    opened_catalog,
+    search_unavailable,
+)
 from codemode.cli._models import PROVIDERS, model_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
@@ -35,8 +42,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--max-steps", type=int, default=20)
     parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
     parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
-    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
+    add_persist_argument(parser)
     add_search_argument(parser)
+    add_log_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -68,17 +82,34 @@ async def _catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | None]:
         yield catalog
 
 
+async def _tick(transcript: Transcript) -> None:
+    """Let the transcript start showing a long run's calls even while none starts or ends."""
+    while True:
+        await anyio.sleep(0.25)
+        transcript.tick()
+
+
 async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int:
-    async with CodeMode(catalog, isolation=args.isolation, search=args.search) as cm:
+    transcript = Transcript()
+    async with CodeMode(
+        catalog,
+        isolation=args.isolation,
+        search=args.search,
+        persist_variables=args.persist_variables,
+        log=args.log,
+    ) as cm:
         agent = Agent(
             cm,
             model,
             model_name=args.model,
             system=args.system,
             max_steps=args.max_steps,
-            events=Transcript().events(),
+            events=transcript.events(),
         )
-        result = await agent.run(args.prompt)
+        async with anyio.create_task_group() as ticking:
+            ticking.start_soon(_tick, transcript)
+            result = await agent.run(args.prompt)
+            ticking.cancel_scope.cancel()
     print()
     if result.error:
         print(f"codemode: {result.error}", file=sys.stderr)

@@ -35,7 +35,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="anthropic",
         help="wire format of the offline scripted run (default: anthropic)",
     )
-    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
     parser.set_defaults(run=run)
 
 

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from codemode.cli._catalogs import add_config_argument, add_search_argument, opened_catalog, search_unavailable
+from codemode.cli._catalogs import (
+    add_config_argument,
+    add_log_argument,
+    add_search_argument,
+    opened_catalog,
+    search_unavailable,
+)
 from codemode.code_mode import CodeMode
 
 if TYPE_CHECKING:
@@ -20,8 +26,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("exec", help="run a script in the sandbox against the configured catalog")
     parser.add_argument("script", metavar="FILE|-", help="Python file to run, or - for standard input")
     add_config_argument(parser)
-    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
     add_search_argument(parser)
+    add_log_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -39,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         async with opened_catalog(args) as catalog:
             if catalog is None:
                 return 2
-            async with CodeMode(catalog, isolation=args.isolation, search=args.search) as cm:
+            async with CodeMode(catalog, isolation=args.isolation, search=args.search, log=args.log) as cm:
                 result = await cm.execute(code, cm.new_state())
         print(result.text)
         if result.announcement:

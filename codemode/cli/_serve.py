@@ -9,6 +9,8 @@ import anyio
 
 from codemode.cli._catalogs import (
     add_config_argument,
+    add_log_argument,
+    add_persist_argument,
     add_search_argument,
     report_failures,
     search_unavailable,
@@ -32,8 +34,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="keep no session state (http): discovery state travels in each request's `_meta`",
     )
-    parser.add_argument("--isolation", choices=["process", "inline"], default="process")
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
+    add_persist_argument(parser)
     add_search_argument(parser)
+    add_log_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -53,7 +62,14 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with sources:
             report_failures(sources)
-            async with CodeMode(sources.catalog, isolation=args.isolation, search=args.search) as cm:
+            async with CodeMode(
+                sources.catalog,
+                isolation=args.isolation,
+                search=args.search,
+                persist_variables=args.persist_variables,
+                log=args.log,
+            ) as cm:
+                print(f"codemode: sandbox {cm.sandbox.layers}", file=sys.stderr, flush=True)
                 if args.transport == "http":
                     await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
                 else:

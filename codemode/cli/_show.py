@@ -1,16 +1,27 @@
-"""Printing a conversation for a person: each step's code, its output, announcements in brief, and usage."""
+"""Printing a conversation for a person: each step's code, its output, announcements in brief, and usage.
+
+A `code` run that lasts longer than about a second shows its tool calls live as they start and end (the ones
+before that moment at once), so a person watching a slow run sees what it is doing; a quick run shows none.
+"""
 
 from __future__ import annotations
 
 import sys
 import textwrap
+import time
 from typing import TYPE_CHECKING, TextIO
 
+from codemode._text import summary
 from codemode.agent import AgentEvents
+from codemode.events import CallHeld, CallStarted
+from codemode.runtime import ToolCall
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from codemode.agent import AgentResult
     from codemode.code_mode import ExecuteResult
+    from codemode.events import RunEvent
     from codemode.providers.base import CodeCall
 
 _RULE = "-" * 78
@@ -19,10 +30,23 @@ _RULE = "-" * 78
 class Transcript:
     """Agent events printed as they happen."""
 
-    def __init__(self, out: TextIO | None = None, *, max_lines: int = 40) -> None:
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        *,
+        max_lines: int = 40,
+        progress_after: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._out = out
         self.max_lines = max_lines
+        self.progress_after = progress_after
+        """Seconds a run must last before its tool calls are shown live."""
+        self.clock = clock
         self.step = 0
+        self._run_started: float | None = None
+        self._pending: list[str] = []
+        self._live = False
 
     @property
     def out(self) -> TextIO:
@@ -31,7 +55,7 @@ class Transcript:
 
     def events(self) -> AgentEvents:
         """The callbacks to give `Agent`."""
-        return AgentEvents(on_text=self.text, on_code=self.code, on_result=self.result)
+        return AgentEvents(on_text=self.text, on_code=self.code, on_result=self.result, on_call=self.call)
 
     def text(self, chunk: str) -> None:
         """Streamed assistant text."""
@@ -43,9 +67,36 @@ class Transcript:
         self.step += 1
         print(f"\n[code #{self.step}]", file=self.out)
         print(textwrap.indent(call.code.rstrip(), "  | ", lambda _: True), file=self.out)
+        self._run_started, self._pending, self._live = self.clock(), [], False
+
+    def call(self, event: RunEvent) -> None:
+        """A tool call of the running code started or ended: shown now if the run is already long, else kept."""
+        if isinstance(event, (CallStarted, CallHeld)):
+            shown = ToolCall(name=event.name, arguments=event.arguments, duration=0.0, ok=True)
+            what = "started" if isinstance(event, CallStarted) else "held"
+            line = f"  ~ {event.elapsed:5.1f}s  {what:<8} {summary(shown)}"
+        else:
+            outcome = "in flight" if event.call.in_flight else ("ok" if event.call.ok else "failed")
+            line = f"  ~ {event.elapsed:5.1f}s  {outcome:<8} {summary(event.call)} ({event.call.duration:.2f} s)"
+        if self._live:
+            print(line, file=self.out, flush=True)
+        else:
+            self._pending.append(line)
+            self.tick()
+
+    def tick(self) -> None:
+        """Start showing calls live once the run has lasted `progress_after` seconds (call it now and then)."""
+        if self._live or self._run_started is None or self.clock() - self._run_started < self.progress_after:
+            return
+        self._live = True
+        for line in self._pending:
+            print(line, file=self.out)
+        self._pending.clear()
+        self.out.flush()
 
     def result(self, call: CodeCall, result: ExecuteResult) -> None:
         """What the run gave back, and what it announced."""
+        self._run_started, self._pending, self._live = None, [], False
         lines = result.text.splitlines()
         shown = lines[: self.max_lines] + (
             [f"... ({len(lines) - self.max_lines} more lines)"] if len(lines) > self.max_lines else []

@@ -22,10 +22,10 @@ import anyio
 
 from codemode._jsonschema import report_problem, schema_problem
 from codemode._naming import portable_alias
-from codemode.errors import CatalogError
+from codemode.config import needs_approval
+from codemode.errors import CatalogError, tool_error
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
 from codemode.mcp._servers import McpServer, connect
-from codemode.runtime import tool_error
 from codemode.tools import Tool
 
 if TYPE_CHECKING:
@@ -228,6 +228,7 @@ class _Link:
             parameters=mcp_tool.input_schema,
             returns=mcp_tool.output_schema,
             handler=call,
+            approval=needs_approval(self.server.approval, server_name),
         )
 
     async def open(self, task_group: TaskGroup | None) -> list[types.Tool]:

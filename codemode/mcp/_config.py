@@ -39,7 +39,17 @@ def mcp_servers(config: Config) -> list[McpServer]:
     for source in config.sources:
         match source:
             case McpStdioSource():
-                servers.append(StdioServer(command=source.command, name=source.name, env=source.env, cwd=source.cwd))
+                servers.append(
+                    StdioServer(
+                        command=source.command,
+                        name=source.name,
+                        env=source.env,
+                        cwd=source.cwd,
+                        approval=source.approval,
+                    )
+                )
             case McpHttpSource():
-                servers.append(HttpServer(url=source.url, name=source.name, headers=source.headers))
+                servers.append(
+                    HttpServer(url=source.url, name=source.name, headers=source.headers, approval=source.approval)
+                )
     return servers

@@ -46,6 +46,8 @@ class StdioServer:
     """Environment variables, over the SDK's safe defaults (`PATH`, `HOME`, ...)."""
     cwd: str | Path | None = None
     """The server's working directory."""
+    approval: tuple[str, ...] = ()
+    """Patterns (shell-style, `*` for all) of the server's tool names whose calls need a person's approval."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "command", tuple(self.command))
@@ -74,6 +76,8 @@ class HttpServer:
     """The server's name, used to prefix its tools when their names clash; by default the URL's host."""
     headers: Mapping[str, str] = field(default_factory=dict)
     """HTTP headers sent with every request."""
+    approval: tuple[str, ...] = ()
+    """Patterns (shell-style, `*` for all) of the server's tool names whose calls need a person's approval."""
 
     @property
     def label(self) -> str:

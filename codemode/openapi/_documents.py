@@ -1,23 +1,19 @@
 """OpenAPI documents: read from a file or URL (JSON or YAML), and `$ref`s resolved across them.
 
 A description may spread over several files (`$ref: "schemas.yaml#/Pet"`), each read once. Non-schema objects
-(parameters, request bodies, responses, path items) are dereferenced in place; schemas are bundled instead
-(`SchemaBundle`): every schema a tool needs is copied into the tool's own `$defs` and each `$ref` rewritten to
-point there, so recursive schemas stay finite and the stub renderer names each one once.
+(parameters, request bodies, responses, path items) are dereferenced in place (`Documents.deref`); schemas keep
+their references, bundled into each tool's own definitions by `codemode.openapi._bundle`.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urljoin, urlsplit
 
 import httpx2
-
-from codemode._jsonschema import ref_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -26,9 +22,6 @@ if TYPE_CHECKING:
 
 _MAX_HOPS: Final = 32
 """References followed from one object before it is taken for a cycle."""
-_DATA_KEYS: Final = frozenset({"example", "examples", "default", "enum", "const", "x-examples"})
-"""Keywords whose values are data, never schemas: a `$ref` key inside them is not a reference."""
-_NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 class DocumentError(Exception):
@@ -160,88 +153,3 @@ class Documents:
 def location_name(location: str) -> str:
     """A short name for a location in messages: the file name, or the URL."""
     return location if is_url(location) else Path(location).name
-
-
-class SchemaBundle:
-    """The schemas of one tool's parameters (or result), with every `$ref` copied into its own `$defs`.
-
-    Args:
-        documents: Where references are looked up.
-        defs_key: `$defs` (JSON Schema 2020-12, OpenAPI 3.1) or `definitions` (draft 4, OpenAPI 3.0 and 2.0).
-        drop: `readOnly` for request schemas (those properties are left out), `writeOnly` for results.
-    """
-
-    def __init__(self, documents: Documents, *, defs_key: str, drop: str) -> None:
-        self.documents = documents
-        self.defs_key = defs_key
-        self.drop = drop
-        self.defs: JsonObject = {}
-        self._names: dict[tuple[str, str], str] = {}
-
-    def schema(self, node: JsonValue, base: str) -> JsonValue:
-        """A copy of `node` (found in `base`) with its references rewritten into `defs`."""
-        if isinstance(node, list):
-            return [self.schema(item, base) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            rest = {key: self.schema(value, base) for key, value in node.items() if key != "$ref"}
-            return {"$ref": self._ref(ref, base), **rest}
-        out: JsonObject = {}
-        for key, value in node.items():
-            out[key] = value if key in _DATA_KEYS else self.schema(value, base)
-        if key_properties := out.get("properties"):
-            self._drop_properties(out, key_properties, base)
-        return out
-
-    def _drop_properties(self, out: JsonObject, properties: JsonValue, base: str) -> None:
-        if not isinstance(properties, dict):
-            return
-        dropped = {key for key, sub in properties.items() if self._is_dropped(sub)}
-        if not dropped:
-            return
-        out["properties"] = {key: sub for key, sub in properties.items() if key not in dropped}
-        required = out.get("required")
-        if isinstance(required, list):
-            out["required"] = [key for key in required if key not in dropped]
-            if not out["required"]:
-                del out["required"]
-
-    def _is_dropped(self, sub: JsonValue) -> bool:
-        if not isinstance(sub, dict):
-            return False
-        if sub.get(self.drop) is True:
-            return True
-        ref = sub.get("$ref")
-        if isinstance(ref, str) and ref.startswith(f"#/{self.defs_key}/"):
-            target = self.defs.get(ref_name(ref))
-            return isinstance(target, dict) and target.get(self.drop) is True
-        return False
-
-    def _ref(self, ref: str, base: str) -> str:
-        location, pointer = self.documents.target(ref, base)
-        key = (location, pointer)
-        name = self._names.get(key)
-        if name is None:
-            name = self._free_name(ref_name(pointer) if pointer else Path(urlsplit(location).path).stem)
-            self._names[key] = name
-            self.defs[name] = {}  # reserved before the walk, so a recursive schema finds its own name
-            self.defs[name] = self.schema(self.documents.lookup(location, pointer), location)
-        return f"#/{self.defs_key}/{name}"
-
-    def _free_name(self, wanted: str) -> str:
-        base = _NAME_CHARS.sub("_", wanted) or "Schema"
-        name, n = base, 1
-        while name in self.defs:
-            n += 1
-            name = f"{base}_{n}"
-        return name
-
-    def root(self, schema: JsonObject, *, dialect: str | None) -> JsonObject:
-        """`schema` as a standalone JSON Schema: the dialect declared and the definitions it uses attached."""
-        out: JsonObject = {"$schema": dialect} if dialect else {}
-        out.update(schema)
-        if self.defs:
-            out[self.defs_key] = dict(self.defs)
-        return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from codemode.openapi._security import Redactor, add_cookie, apply, chosen
 from codemode.runtime import tool_error
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import AsyncIterator, Mapping
 
     from codemode._json import JsonValue
@@ -65,7 +67,9 @@ class HttpApi:
     def new_client(self) -> httpx2.AsyncClient:
         """A client with this API's timeouts and pool size; the credentials are added per request."""
         limits = httpx2.Limits(max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight)
-        return httpx2.AsyncClient(timeout=httpx2.Timeout(self.timeout), limits=limits, follow_redirects=True)
+        return httpx2.AsyncClient(
+            timeout=httpx2.Timeout(self.timeout), limits=limits, follow_redirects=True, verify=_ssl_context()
+        )
 
     @contextlib.asynccontextmanager
     async def _client(self) -> AsyncIterator[httpx2.AsyncClient]:
@@ -109,7 +113,8 @@ class HttpApi:
                 finally:
                     await response.aclose()
             except httpx2.TimeoutException:
-                raise tool_error(f"{what} on {self.label!r} did not answer within {self.timeout:g} s") from None
+                maybe = "" if operation.method in ("GET", "HEAD") else "; it may have been carried out, check first"
+                raise tool_error(f"{what} on {self.label!r} did not answer within {self.timeout:g} s{maybe}") from None
             except httpx2.HTTPError as error:
                 detail = self.redactor.text(f"{type(error).__name__}: {error}")
                 raise tool_error(f"cannot reach {self.label!r} for {what}: {detail}") from None
@@ -280,6 +285,12 @@ def _api_message(data: JsonValue) -> str:
         if key in data and (found := _api_message(data[key])):
             return found
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One default TLS context for every API's client: building one reads the CA bundle (about 0.1 s)."""
+    return httpx2.create_ssl_context()
 
 
 def _media(response: httpx2.Response) -> str:

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from codemode.openapi._documents import DocumentError, Documents, SchemaBundle
+from codemode.openapi._bundle import Definitions, SchemaBundle
+from codemode.openapi._documents import DocumentError, Documents
 from codemode.openapi._parameters import (
     Binding,
     Body,
@@ -119,12 +120,13 @@ class _Reader:
         self.swagger = swagger
         self.dialect = dialect
         self.defs_key = "definitions" if dialect else "$defs"
+        self.definitions = Definitions(documents, defs_key=self.defs_key)
 
     def operation(self, path: str, method: str, item: JsonObject, base: str, names: set[str]) -> Operation:
         op = item[method]
         if not isinstance(op, dict):
             raise OperationError(f"`{method}` of {path!r} is not an object")
-        bundle = SchemaBundle(self.documents, defs_key=self.defs_key, drop="readOnly")
+        bundle = self.definitions.bundle(drop="readOnly")
         inputs, body = self._inputs(item, op, base, bundle)
         combined = combine(inputs, body, bundle.defs, defs_key=self.defs_key)
         shape: JsonObject = {"type": "object", "properties": combined.properties}
@@ -154,7 +156,10 @@ class _Reader:
         merged: dict[tuple[str, str], tuple[JsonObject, str]] = {}
         for raw in [*as_list(item.get("parameters")), *as_list(op.get("parameters"))]:
             parameter, where = self.documents.deref(raw, base)
-            merged[(str(parameter.get("name")), str(parameter.get("in")))] = (parameter, where)  # the operation's win
+            name = parameter.get("name")
+            if not isinstance(name, str) or not name:
+                raise OperationError(f"a parameter has no `name`: {str(parameter)[:80]}")
+            merged[(name, str(parameter.get("in")))] = (parameter, where)  # the operation's own win
         inputs: list[Input] = []
         form: list[tuple[JsonObject, str]] = []
         body: Body | None = None
@@ -246,15 +251,15 @@ class _Reader:
         codes = sorted(code for code in responses if re.fullmatch(r"2(\d\d|XX)", str(code)))
         for code in codes:
             response, where = self.documents.deref(responses[code], base)
-            bundle = SchemaBundle(self.documents, defs_key=self.defs_key, drop="writeOnly")
+            bundle = self.definitions.bundle(drop="writeOnly")
             if self.swagger:
                 if "schema" not in response:
-                    return {"type": "null"} if code == "204" or len(codes) == 1 else None
+                    return {"type": "null"} if code == "204" else None
                 schema = bundle.schema(response["schema"], where)
             else:
                 content = as_dict(response.get("content"))
                 if not content:
-                    return {"type": "null"} if code == "204" or len(codes) == 1 else None
+                    return {"type": "null"} if code == "204" else None
                 media = next((m for m in content if _is_json(m)), None)
                 if media is None:
                     return {"type": "string"}

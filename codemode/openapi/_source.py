@@ -154,9 +154,12 @@ class OpenApiSources:
                 continue
             for operation, reason in description.failures.items():
                 self._fail(f"{api.label}/{operation}", reason)
+            if problem := _unknown_schemes(api, description):
+                self._fail(f"{api.label}/credentials", problem)
             http = _http_api(api, description)
             if self._stack is not None:
                 http.client = await self._stack.enter_async_context(http.new_client())
+                self._stack.callback(setattr, http, "client", None)  # closed: later calls open their own
             self._apis.append(http)
             operations = [_host_filled(op, http) for op in description.operations if _wanted(api, op)]
             registered += self._register(api, http, operations)
@@ -191,6 +194,18 @@ def _read(api: OpenApi) -> Description:
     else:
         location, root = str(Path.cwd() / "openapi.json"), dict(api.spec)
     return read_description(Documents(root, location))
+
+
+def _unknown_schemes(api: OpenApi, description: Description) -> str | None:
+    """What is wrong with credentials given for schemes the description does not declare (a misspelt name)."""
+    unknown = sorted(set(api.credentials) - set(description.schemes))
+    if not unknown:
+        return None
+    known = ", ".join(repr(name) for name in description.schemes) or "none"
+    return (
+        f"no security scheme named {', '.join(repr(name) for name in unknown)} (the description has: {known}); "
+        "those credentials are never sent (use `headers` for one the description does not declare)"
+    )
 
 
 def _spec_headers(api: OpenApi, location: str) -> Mapping[str, str]:

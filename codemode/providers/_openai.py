@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from codemode.providers.base import CodeCall, Usage, code_from_input, json_objects, token_count
+from codemode.providers.base import CodeCall, Usage, code_from_input, json_objects, token_count, unknown_tool
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -19,8 +19,10 @@ if TYPE_CHECKING:
     from codemode._json import JsonValue
 
 
-def code_from_arguments(call_id: str, arguments: JsonValue) -> CodeCall:
-    """The `code` argument of a function call whose arguments are a JSON string."""
+def read_function_call(call_id: str, name: JsonValue, arguments: JsonValue, *, tool_name: str) -> CodeCall:
+    """The `code` call in a function call named `name` whose arguments are a JSON string; an error call else."""
+    if name != tool_name:
+        return unknown_tool(call_id, name, tool_name)
     try:
         parsed = json.loads(arguments) if isinstance(arguments, str) else None
     except json.JSONDecodeError as e:

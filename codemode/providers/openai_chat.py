@@ -16,8 +16,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from codemode.providers._openai import code_from_arguments, content_texts, openai_client, read_openai_usage
-from codemode.providers.base import Turn, json_objects, place_announcements, token_count, unknown_tool
+from codemode.providers._openai import content_texts, openai_client, read_function_call, read_openai_usage
+from codemode.providers.base import Turn, json_objects, place_announcements, token_count
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -84,10 +84,7 @@ class OpenAIChatWire:
         call_id = str(call.get("id", ""))
         function = call.get("function")
         function = function if isinstance(function, dict) else {}
-        name = function.get("name")
-        if name != self.tool_name:
-            return unknown_tool(call_id, name, self.tool_name)
-        return code_from_arguments(call_id, function.get("arguments"))
+        return read_function_call(call_id, function.get("name"), function.get("arguments"), tool_name=self.tool_name)
 
     def results(self, outcomes: Sequence[ToolOutcome], placement: Placement) -> list[JsonObject]:
         """A `tool` message per outcome, then the announcements as one user or system message if so placed."""

@@ -17,8 +17,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from codemode.providers._openai import code_from_arguments, content_texts, openai_client, read_openai_usage
-from codemode.providers.base import Turn, json_objects, place_announcements, unknown_tool
+from codemode.providers._openai import content_texts, openai_client, read_function_call, read_openai_usage
+from codemode.providers.base import Turn, json_objects, place_announcements
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -91,10 +91,7 @@ class OpenAIResponsesWire:
 
     def _call(self, item: JsonObject) -> CodeCall:
         call_id = str(item.get("call_id", ""))
-        name = item.get("name")
-        if name != self.tool_name:
-            return unknown_tool(call_id, name, self.tool_name)
-        return code_from_arguments(call_id, item.get("arguments"))
+        return read_function_call(call_id, item.get("name"), item.get("arguments"), tool_name=self.tool_name)
 
     def results(self, outcomes: Sequence[ToolOutcome], placement: Placement) -> list[JsonObject]:
         """A `function_call_output` item per outcome, then the announcements as a message item if so placed."""

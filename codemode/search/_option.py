@@ -73,7 +73,7 @@ class ToolIndex(Protocol):
         ...
 
 
-SearchOption: TypeAlias = "ToolIndex | Ranker | SearchKind | None"
+SearchOption: TypeAlias = ToolIndex | Ranker | SearchKind | None
 """What `CodeMode(search=...)` accepts; None is `"bm25"`."""
 
 

@@ -60,7 +60,11 @@ async def test_a_timeout_lists_the_completed_call_and_the_one_in_flight(
     assert result.run.error.kind == "timeout"
     assert result.calls == (
         ToolCall(
-            name="send_email", arguments={"to": "ann@example.com", "subject": "Invoice"}, duration=IsFloat(), ok=True
+            name="send_email",
+            arguments={"to": "ann@example.com", "subject": "Invoice"},
+            duration=IsFloat(),
+            ok=True,
+            result="sent to ann@example.com",
         ),
         ToolCall(
             name="export_table", arguments={"table": "orders"}, duration=IsFloat(), ok=False, error=None, in_flight=True

@@ -260,7 +260,7 @@ def test_load_jsonl_registers_definitions_without_handlers(tmp_path: Path) -> No
         (
             '{"name": "b", "parameter": {}}',
             snapshot(
-                "<tmp>/tools.jsonl:2: unknown keys ['parameter']; a definition has the keys ['deferred', "
+                "<tmp>/tools.jsonl:2: unknown keys ['parameter']; a definition has the keys ['approval', 'deferred', "
                 "'description', 'name', 'parameters', 'returns']."
             ),
         ),

@@ -522,7 +522,7 @@ await tools["get_weather"](city="Rome", units="imperial")
 
     assert [dataclasses.replace(call, duration=0.0) for call in result.calls] == snapshot(
         [
-            ToolCall(name="math.factorial", arguments={"n": 3}, duration=0.0, ok=True),
+            ToolCall(name="math.factorial", arguments={"n": 3}, duration=0.0, ok=True, result=6),
             ToolCall(
                 name="delete_file",
                 arguments={"path": "a.txt"},
@@ -530,7 +530,13 @@ await tools["get_weather"](city="Rome", units="imperial")
                 ok=False,
                 error="PermissionError: a.txt is read-only",
             ),
-            ToolCall(name="get_weather", arguments={"city": "Rome", "units": "imperial"}, duration=0.0, ok=True),
+            ToolCall(
+                name="get_weather",
+                arguments={"city": "Rome", "units": "imperial"},
+                duration=0.0,
+                ok=True,
+                result={"city": "Rome", "days": 1, "units": "imperial"},
+            ),
         ]
     )
     assert all(call.duration >= 0 for call in result.calls)
@@ -643,6 +649,8 @@ back, so filter, join and summarise data in code rather than returning it all.
   Pass a list of queries to look for several things at once. The full definitions of tools you find
   are shown to you after the run.
 - `await tools.describe(name)` -> one tool's full definition as a Python stub.
+- `await tools.list(prefix="", page=1)` -> {"tools": [{"name", "description"}], "page", "pages", "total"}:
+  browse the catalog by name, without fetching definitions.
 - `await tools.<name>(arg=value, ...)` calls a tool with keyword arguments; results are JSON data.
   A failed call raises `ToolError` with a message saying what to fix.
 - Run independent calls together: `a, b = await asyncio.gather(tools.x(...), tools.y(...))`.

@@ -148,7 +148,8 @@ def test_mcp_sources_need_connections_to_be_built(tmp_path: Path) -> None:
         (
             "[[tools]]\npython = 'a.py'\nnmae = 'x'\n",
             snapshot(
-                "<tmp>/codemode.toml: tools[0]: unknown keys ['nmae']; a `python` source takes ['aliases', 'prefix']."
+                "<tmp>/codemode.toml: tools[0]: unknown keys ['nmae']; a `python` source takes ['aliases', "
+                "'approval', 'prefix']."
             ),
         ),
         (
@@ -226,3 +227,33 @@ def test_a_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
     """Reading a config that does not exist raises `ConfigError`, not `FileNotFoundError`."""
     with pytest.raises(ConfigError):
         load_config(tmp_path / "nope.toml")
+
+
+def test_an_approval_key_marks_the_tools_of_a_source_whose_names_match(tmp_path: Path) -> None:
+    """`approval = true` marks every tool of a source, a list of patterns those it matches (before the prefix)."""
+    write(tmp_path / "tools" / "weather.py", WEATHER_PY)
+    rows = [
+        {"name": name, "description": name, "parameters": {"type": "object", "properties": {}}}
+        for name in ("delete_user", "delete_group", "list_users")
+    ]
+    write(tmp_path / "data" / "tools.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    path = write(
+        tmp_path / "codemode.toml",
+        '[[tools]]\npython = "tools/weather.py"\napproval = true\n'
+        '[[tools]]\njsonl = "data/tools.jsonl"\nprefix = "admin."\napproval = ["delete_*"]\n',
+    )
+    catalog = build_catalog(load_config(path))
+    assert [(tool.name, tool.approval) for tool in catalog] == [
+        ("get_weather", True),
+        ("admin.delete_user", True),
+        ("admin.delete_group", True),
+        ("admin.list_users", False),
+    ]
+
+
+def test_an_approval_key_that_is_not_a_bool_or_patterns_is_refused(tmp_path: Path) -> None:
+    """`approval = "yes"` names the table and says what the key takes."""
+    path = write(tmp_path / "codemode.toml", '[[tools]]\nmcp = ["server"]\napproval = "yes"\n')
+    assert config_error(path, tmp_path) == snapshot(
+        "<tmp>/codemode.toml: tools[0]: `approval` must be true, false or an array of tool name patterns, got 'yes'."
+    )

@@ -127,7 +127,7 @@ LEFTOVERS: list[Case] = [
         except BaseException:
             await asyncio.sleep(30)
         """,
-        Refused("timeout", None, "the code ran out of time"),
+        Refused("timeout", None, "the code ran past its 1 s time limit waiting on tools or sleeps"),
         limits=QUICK.__class__(timeout=1.0, operations=300_000, max_size=1_000_000),
     ),
     case(

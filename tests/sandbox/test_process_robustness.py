@@ -19,6 +19,7 @@ import anyio
 import pytest
 
 from sandbox import Limits, Namespace, RunResult, Sandbox
+from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
 from sandbox._process import WorkerProcess
 from sandbox._protocol import MAX_FRAME
@@ -283,7 +284,7 @@ async def test_a_call_left_over_from_a_run_reaches_no_host_function(sb: Sandbox,
 
 async def test_the_worker_sends_nothing_for_a_run_that_is_over() -> None:
     """At the protocol level: `done` carries the run's id, and a leftover call never crosses the pipe."""
-    worker = await WorkerProcess.start(0)
+    worker = await WorkerProcess.start(0, Confinement())
     try:
         await worker.send(
             {

@@ -258,3 +258,21 @@ async def test_exec_and_search_commands_read_mcp_servers_from_the_config(
     assert "1. add_note(*, text: str)" in out
     assert "{'count': 1}" in out
     assert '"result": [\n  "cli"\n ]' in out
+
+
+async def test_an_mcp_tool_marked_for_approval_pauses_and_runs_on_the_server_once_approved() -> None:
+    """`approval=` patterns on a server mark its tools; the paused call reaches the server only when approved."""
+    catalog = Catalog()
+    async with notes_server() as server:
+        server_config = HttpServer(url=server.url, name="notes", approval=("add_*",))
+        async with McpSources(catalog, [server_config]), CodeMode(catalog, isolation="inline") as cm:
+            assert [(tool.name, tool.approval) for tool in catalog if tool.name in ("add_note", "list_notes")] == [
+                ("add_note", True),
+                ("list_notes", False),
+            ]
+            state = cm.new_state()
+            paused = await cm.execute('await tools.add_note(text="hi")\nreturn await tools.list_notes()', state)
+            assert paused.pending is not None
+            assert (await cm.execute("return await tools.list_notes()", cm.new_state())).run.value == {"result": []}
+            done = await cm.resume(state, approved=True)
+    assert done.run.value == {"result": ["hi"]}

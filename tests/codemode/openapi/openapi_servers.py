@@ -8,6 +8,7 @@ and serves a long text and a PNG at `/text` and `/image`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -26,7 +27,7 @@ class _Server:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -53,23 +54,29 @@ class _Server:
 class Echo(_Server):
     """Answers each request with its method, path, query, headers and body, as JSON.
 
-    `/slow` holds each request for a moment and counts how many it held at once, in `most_at_once`.
+    `/slow` holds each request for a moment and counts how many it held at once, in `most_at_once`; a path in
+    `documents` gets that JSON document (an OpenAPI description served over HTTP).
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.at_once = 0
         self.most_at_once = 0
+        self.documents: dict[str, Any] = {}
+        self.hold = 0.05
+        """Seconds `/slow` holds each request."""
 
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], Any]:
         """What was received; `/text` and `/image` give a long text and a PNG instead."""
         self.requests.append((method, target, headers))
         url = urlsplit(target)
+        if url.path in self.documents:
+            return 200, {}, self.documents[url.path]
         if url.path.endswith("/slow"):
             with self._lock:
                 self.at_once += 1
                 self.most_at_once = max(self.most_at_once, self.at_once)
-            time.sleep(0.05)  # long enough for the other calls to arrive, if the client let them
+            time.sleep(self.hold)  # long enough for the other calls to arrive, if the client let them
             with self._lock:
                 self.at_once -= 1
         if url.path.endswith("/text"):
@@ -165,14 +172,15 @@ def _handler(store: _Server) -> type[BaseHTTPRequestHandler]:
             headers = {key.lower(): value for key, value in self.headers.items()}
             status, extra, data = store.answer(self.command, self.path, headers, body)
             payload = data if isinstance(data, bytes) else b"" if data is None else json.dumps(data).encode()
-            self.send_response(status)
-            for key, value in extra.items():
-                self.send_header(key, value)
-            if payload and "Content-Type" not in extra:
-                self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client that timed out has gone
+                self.send_response(status)
+                for key, value in extra.items():
+                    self.send_header(key, value)
+                if payload and "Content-Type" not in extra:
+                    self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 

@@ -129,20 +129,34 @@ async def test_a_503_asking_for_a_longer_wait_than_the_host_allows_fails_at_once
     assert len(store.requests) == 1
 
 
+SLOW: JsonObject = {
+    "openapi": "3.1.0",
+    "info": {"title": "Slow", "version": "1"},
+    "paths": {"/slow": {"get": {"operationId": "slow", "responses": {"200": {"description": "ok"}}}}},
+}
+
+
 async def test_calls_in_flight_to_one_api_are_capped() -> None:
     """Eight calls gathered at once reach the server at most `max_in_flight` (here 2) at a time, and all answer."""
-    spec: JsonObject = {
-        "openapi": "3.1.0",
-        "info": {"title": "Slow", "version": "1"},
-        "paths": {"/slow": {"get": {"operationId": "slow", "responses": {"200": {"description": "ok"}}}}},
-    }
     code = "import asyncio\nanswers = await asyncio.gather(*[tools.slow() for _ in range(8)])\nreturn len(answers)"
     catalog = Catalog()
     with Echo() as echo:
-        api = OpenApi(spec=spec, base_url=echo.url, max_in_flight=2)
+        api = OpenApi(spec=SLOW, base_url=echo.url, max_in_flight=2)
         async with OpenApiSources(catalog, [api]), CodeMode(catalog, isolation="inline") as cm:
             result = await cm.execute(code, cm.new_state())
         assert (result.run.value, len(echo.requests), echo.most_at_once) == (8, 8, 2)
+
+
+async def test_a_call_that_outlives_the_timeout_is_a_tool_error_saying_so() -> None:
+    """The server holds the request longer than `timeout`: the model reads that the API did not answer in time."""
+    code = "try:\n    await tools.slow()\nexcept ToolError as error:\n    return str(error)"
+    catalog = Catalog()
+    with Echo() as echo:
+        echo.hold = 1.0
+        api = OpenApi(spec=SLOW, base_url=echo.url, name="slow", timeout=0.1)
+        async with OpenApiSources(catalog, [api]), CodeMode(catalog, isolation="inline") as cm:
+            result = await cm.execute(code, cm.new_state())
+    assert result.run.value == snapshot("`GET /slow` on 'slow' did not answer within 0.1 s")
 
 
 async def test_the_bearer_token_is_checked_by_the_server_and_seen_nowhere_by_the_model(

@@ -277,3 +277,54 @@ async def call(spec: Path, echo: Echo, code: str) -> JsonObject:
     assert result.ok, result.text
     assert isinstance(result.run.value, dict)
     return result.run.value
+
+
+async def test_include_and_exclude_match_tags_as_well_as_operation_ids(zoo: Path) -> None:
+    """`include=("people",)` keeps the operations tagged `people`; `exclude` wins over `include`."""
+    catalog = Catalog()
+    apis = [OpenApi(spec=zoo, include=("people", "updateAnimal"), exclude=("animals",))]
+    async with OpenApiSources(catalog, apis):
+        assert [tool.name for tool in catalog] == ["addKeeper"]
+
+
+SWAGGER2_BODY: JsonObject = {
+    "swagger": "2.0",
+    "info": {"title": "Pets", "version": "1"},
+    "paths": {
+        "/pets": {
+            "post": {
+                "operationId": "addPet",
+                "parameters": [
+                    {"name": "pet", "in": "body", "required": True, "schema": {"$ref": "#/definitions/NewPet"}},
+                    {"name": "dryRun", "in": "query", "type": "boolean", "default": False},
+                ],
+                "responses": {"201": {"description": "made", "schema": {"$ref": "#/definitions/NewPet"}}},
+            }
+        }
+    },
+    "definitions": {
+        "NewPet": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+        }
+    },
+}
+
+
+async def test_a_swagger2_body_parameter_is_flattened_into_its_fields_and_sent_as_json(echo: Echo) -> None:
+    """An `in: body` parameter's object schema gives `name` and `age` arguments; the body is the JSON of them."""
+    catalog = Catalog()
+    async with (
+        OpenApiSources(catalog, [OpenApi(spec=SWAGGER2_BODY, base_url=echo.url)]),
+        CodeMode(catalog, isolation="inline") as cm,
+    ):
+        tool = catalog.get("addPet")
+        assert tool is not None
+        assert render_stub(tool).splitlines()[5] == snapshot(
+            "async def addPet(*, name: str, dryRun: bool = False, age: int | None = None) -> NewPet:"
+        )
+        result = await cm.execute("return await tools.addPet(name='Rex', age=3, dryRun=True)", cm.new_state())
+    received = result.run.value
+    assert isinstance(received, dict)
+    assert (received["query"], json.loads(str(received["body"]))) == ({"dryRun": ["true"]}, {"name": "Rex", "age": 3})

@@ -1,4 +1,7 @@
-"""The sandbox's `type`: what a class may hold, and a `type()` that cannot make classes with hidden dunders.
+"""The classes the code sees and makes: the sandbox's `type`, the size-checked collection types, the class hook.
+
+The code's class statements go through `make_class` (the policy's `__metaclass__` hook), `type(x)` answers with
+the sandbox's `type` or a size-checked stand-in (`list`, `tuple`, `bytes`...), and class namespaces are checked.
 
 A class namespace with dunders of the code's choosing is an escape: `__match_args__ = ("__globals__",)` with a
 permissive `__instancecheck__` lets a `match` statement read a host function's globals, and `__del__` runs
@@ -13,6 +16,7 @@ import operator
 import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
+from sandbox._compile import MAIN
 from sandbox._guards import SANDBOX_CLASS_MARK, forbid
 from sandbox._policy import ALLOWED_DUNDER_METHODS
 from sandbox._sizes import plain
@@ -21,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sandbox._sizes import SizeGuards
+
+_MAIN_LOCALS: Final = f"{MAIN}.<locals>."
 
 # Dunders Python itself puts in a class namespace, besides the methods a class body may define.
 CLASS_KEYS = ALLOWED_DUNDER_METHODS | {
@@ -171,3 +177,23 @@ def type_of(obj: object) -> type:
     if issubclass(kind, type):
         return SafeType
     return SIZED.get(kind, kind)
+
+
+def make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:
+    """The `__metaclass__` hook of every class statement: the class, with the metaclass its bases call for."""
+    bases = real_bases(bases)
+    meta: type = type
+    for base in bases:
+        candidate = type(base)
+        if issubclass(candidate, meta):
+            meta = candidate
+    check_class_namespace(namespace)
+    qualname = namespace.get("__qualname__")
+    if isinstance(qualname, str) and qualname.startswith(_MAIN_LOCALS):  # as if defined at module level
+        namespace["__qualname__"] = qualname[len(_MAIN_LOCALS) :]
+    prepared = meta.__prepare__(name, bases, **kwargs)  # Enum needs its own namespace type, filled in order
+    for key, value in namespace.items():
+        prepared[key] = value
+    cls: type = meta(name, bases, prepared, **kwargs)
+    type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
+    return cls

@@ -1,0 +1,142 @@
+"""The worker's side of confinement: it puts up each layer on itself, once, after warming up.
+
+`enclose` runs before the event loop exists (the fds, `no_new_privs`, namespaces, the uid, Landlock) and `seal`
+inside it, last, once the loop's own descriptors are open (seccomp, which forbids making any more). A layer the
+platform lacks is reported, never fatal: the worker runs with the others. Nothing here is undone; a confined
+process stays confined until it exits. Only the worker imports this module.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import os
+import resource
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+import landlockpy
+import seccompy
+
+from sandbox._confine import LAYERS
+from sandbox._confine_seccomp import install_filter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from sandbox._confine import Confinement, Layer
+
+_PR_SET_NO_NEW_PRIVS = 38
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def enclose(config: Confinement, keep: Iterable[int]) -> dict[Layer, str]:
+    """Every layer but seccomp, in order; the layers that could not be put up (seccomp too), with the reason."""
+    if not sys.platform.startswith("linux"):
+        return dict.fromkeys(LAYERS, f"not Linux ({sys.platform})")
+    abi, seccomp = _probe_kernel()  # also loads what both libraries need (their libc handle) while files can be read
+    missing: dict[Layer, str] = {}
+    steps: tuple[tuple[Layer, Callable[[], str | None]], ...] = (
+        ("fds", lambda: _close_fds(keep)),
+        ("no_new_privs", _no_new_privs),
+        ("namespaces", _namespaces),
+        ("uid", lambda: _drop_root(config)),
+        ("landlock", lambda: _landlock(abi)),
+    )
+    for layer, step in steps:
+        try:
+            why = step()
+        except OSError as error:  # a refusal no step foresaw: that layer is missing, the others still go up
+            why = f"{type(error).__name__}: {error}"
+        if why is not None:
+            missing[layer] = why
+    if not seccomp:
+        missing["seccomp"] = "the kernel has no seccomp filters"
+    return missing
+
+
+def seal(missing: dict[Layer, str]) -> None:
+    """The seccomp filter, last; a failure is added to `missing`."""
+    if "seccomp" not in missing:
+        why = install_filter()
+        if why is not None:
+            missing["seccomp"] = why
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _failed(call: str) -> str:
+    code = ctypes.get_errno()
+    return f"{call} failed: {errno.errorcode.get(code, code)} ({os.strerror(code)})"
+
+
+def _probe_kernel() -> tuple[int, bool]:
+    """The Landlock ABI (0: none) and whether seccomp filters can be loaded."""
+    try:
+        abi = landlockpy.abi_version()
+    except OSError:
+        abi = 0
+    try:
+        seccomp = seccompy.supported()
+    except OSError:
+        seccomp = False
+    return abi, seccomp
+
+
+def _close_fds(keep: Iterable[int]) -> str | None:
+    # stdin, stdout and stderr stay open on /dev/null, so nothing made later can take their numbers
+    kept = sorted({0, 1, 2, *keep})
+    for low, high in zip(kept, [*kept[1:], os.sysconf("SC_OPEN_MAX")], strict=True):
+        os.closerange(low + 1, high)
+    return None
+
+
+def _no_new_privs() -> str | None:
+    if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return _failed("prctl(PR_SET_NO_NEW_PRIVS)")
+    return None
+
+
+def _namespaces() -> str | None:
+    flags = _CLONE_NEWNET | _CLONE_NEWIPC
+    if os.geteuid() != 0:
+        flags |= _CLONE_NEWUSER  # an unprivileged process may make a user namespace, and in it the others
+    if _libc().unshare(flags) != 0:
+        return _failed("unshare(CLONE_NEWNET | CLONE_NEWIPC)")
+    return None
+
+
+def _drop_root(config: Confinement) -> str | None:
+    if os.geteuid() != 0:
+        return None  # started unprivileged: nothing to drop
+    try:
+        os.setgroups([])
+        os.setresgid(config.gid, config.gid, config.gid)
+        os.setresuid(config.uid, config.uid, config.uid)
+        # only now: set before, the kernel would mark the uid change over the limit and fail execve early
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    except OSError as error:
+        return f"dropping root to uid {config.uid} failed: {error.strerror}"
+    return None
+
+
+def _landlock(abi: int) -> str | None:
+    if abi < 1:
+        return "the kernel has no Landlock (too old, or not enabled at boot)"
+    if threading.active_count() != 1 or len(os.listdir("/proc/self/task")) != 1:
+        return "the worker has more than one thread, and Landlock only confines the calling one"
+    ruleset = landlockpy.Ruleset(  # handles every right of this ABI and grants none back
+        handled_fs=landlockpy.fs_for_abi(abi),
+        handled_net=landlockpy.net_for_abi(abi),
+        scoped=landlockpy.scope_for_abi(abi),
+    )
+    with ruleset:
+        ruleset.restrict()
+    return None

@@ -1,0 +1,67 @@
+"""The worker behind `python -m sandbox.probe`: a pool worker, confined the same way, that also runs plain Python.
+
+It starts exactly as `sandbox._worker` does (same limits, warm-up and layers) and serves one more frame,
+`probe`: a file's source, run unrestricted with `sys.argv` set, its printed output streamed back as `out` frames
+and its exit status as `exited`. Only `sandbox.probe` starts this module; a pool worker has no such frame.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import sys
+import traceback
+from typing import Any
+
+from sandbox._worker import Worker, main
+
+
+class _Stream(io.TextIOBase):
+    """A text stream whose writes go to the host as `out` frames, as they happen."""
+
+    def __init__(self, worker: Worker, fd: int) -> None:
+        self.worker = worker
+        self.fd = fd
+
+    def write(self, text: str) -> int:
+        if text:
+            self.worker.send({"t": "out", "fd": self.fd, "text": text})
+        return len(text)
+
+
+class ProbeWorker(Worker):
+    """A confined worker that runs the probe's file as plain Python."""
+
+    def other(self, message: dict[str, Any]) -> None:
+        """Run a `probe` frame's file and report its exit status."""
+        if message["t"] == "probe":
+            self.send({"t": "exited", "status": self.probe(str(message["file"]), str(message["source"]), message)})
+
+    def probe(self, path: str, source: str, message: dict[str, Any]) -> int:
+        """Run `source` as `__main__`; its exit status (1 for an uncaught exception, printed with its traceback)."""
+        sys.argv = [path, *map(str, message.get("args") or [])]
+        namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
+        stdout, stderr = _Stream(self, 1), _Stream(self, 2)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                exec(compile(source, path, "exec"), namespace)  # noqa: S102  # the point: unrestricted code
+            except SystemExit as exit:
+                return _status(exit.code, stderr)
+            except BaseException:  # noqa: BLE001  # reported like the interpreter does, with status 1
+                traceback.print_exc(file=stderr)
+                return 1
+        return 0
+
+
+def _status(code: object, stderr: _Stream) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    main(ProbeWorker)

@@ -1,0 +1,66 @@
+"""Where each limit is enforced says the same thing: one wording per limit, whichever layer stops the run."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import Limits, Sandbox
+from sandbox._dispatch import Dispatcher
+from sandbox._hostcall import Call, HostFailure
+from sandbox.limits import calls_message, timeout_message
+
+BOTH = pytest.mark.parametrize("isolation", ["inline", "process"])
+
+
+@BOTH
+async def test_a_loop_past_the_wall_clock_is_stopped_with_the_timeout_wording(sb: Sandbox) -> None:
+    """The operation guard's clock check stops a busy loop with `timeout_message` of the run's own timeout."""
+    result = await sb.run("while True:\n    pass", limits=Limits(timeout=0.3))
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("timeout", timeout_message(0.3) + " (line 1)")
+
+
+@BOTH
+async def test_waiting_past_the_wall_clock_is_stopped_with_the_timeout_wording(sb: Sandbox) -> None:
+    """The runner's wait stops code that sleeps past its timeout with the same wording, saying it was waiting."""
+    result = await sb.run("import asyncio\nawait asyncio.sleep(30)", limits=Limits(timeout=0.3))
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == (
+        "timeout",
+        timeout_message(0.3, " waiting on tools or sleeps"),
+    )
+
+
+@BOTH
+async def test_one_call_past_the_call_limit_stops_the_run_with_the_calls_wording(sb: Sandbox) -> None:
+    """The fourth call of a run limited to three stops it as `call_limit`, worded by `calls_message`."""
+    code = "for i in range(4):\n    await echo(i)"
+    result = await sb.run(code, functions={"echo": lambda x: x}, limits=Limits(timeout=10.0, calls=3))
+    assert result.error is not None
+    assert (result.error.kind, result.error.message, result.calls) == ("call_limit", calls_message(3) + " (line 2)", 3)
+
+
+async def test_one_long_operation_past_the_wall_clock_kills_the_worker_with_the_timeout_wording(
+    sandboxes: dict[str, Sandbox],
+) -> None:
+    """A catastrophic regular expression holds the worker past its time: killed, with the same wording."""
+    code = 'import re\nreturn re.match(r"(a+)+$", "a" * 40 + "b")'
+    result = await sandboxes["process"].run(code, limits=Limits(timeout=0.3))
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == (
+        "timeout",
+        timeout_message(0.3, " in one long operation (a slow regular expression?)"),
+    )
+
+
+@BOTH
+async def test_the_host_refuses_calls_past_the_limit_that_a_worker_sends_anyway(isolation: str) -> None:
+    """Across a process boundary the host counts too: a call past `calls` gets the same wording as a refusal."""
+    dispatcher = Dispatcher({"echo": lambda x: x}, Limits(calls=1), limit=isolation == "process")
+    assert await dispatcher(Call("echo", None, [1])) == 1
+    if isolation == "inline":  # the count is the sandbox side's, in this same process
+        assert await dispatcher(Call("echo", None, [2])) == 2
+        return
+    with pytest.raises(HostFailure) as refused:
+        await dispatcher(Call("echo", None, [2]))
+    assert (refused.value.type_name, refused.value.message) == ("RuntimeError", calls_message(1))
