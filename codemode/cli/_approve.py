@@ -40,7 +40,7 @@ async def ask_in_terminal(pending: PendingApproval) -> Decision:
 async def _read_line(prompt: str) -> str | None:
     """One line from stdin (without its newline), or None at the end of the input."""
     print(prompt, end="", flush=True)
-    line = await anyio.to_thread.run_sync(sys.stdin.readline)
+    line: str = await anyio.to_thread.run_sync(sys.stdin.readline)
     if not line:
         return None
     if not sys.stdin.isatty():  # echo piped answers, so the transcript reads like a session
