@@ -12,7 +12,12 @@ from codemode import CodeMode, Policy
 from codemode.mcp import build_server
 
 CODE = 'order = await tools.get_order(order_id="A1")\nreturn await tools.refund(order_id="A1", amount=order["total"])'
-DENIABLE = f"try:\n    {CODE.replace(chr(10), chr(10) + '    ').replace('return ', 'print(')})\nexcept ToolError as e:\n    print(e)"
+DENIABLE = """
+try:
+    await tools.refund(order_id="A1", amount=150)
+except ToolError as error:
+    print(error)
+"""
 
 
 def texts(result: Any) -> list[str]:
@@ -28,9 +33,11 @@ async def test_an_eliciting_client_is_asked_and_the_approved_call_is_made_in_the
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"approve": True})
 
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
-        async with Client(build_server(cm), elicitation_callback=elicit, mode="legacy") as client:
-            result = await client.call_tool("code", {"code": CODE})
+    async with (
+        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        Client(build_server(cm), elicitation_callback=elicit, mode="legacy") as client,
+    ):
+        result = await client.call_tool("code", {"code": CODE})
     assert not result.is_error
     assert texts(result)[0] == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
     assert asked == ['The code wants to call refund(order_id="A1", amount=150.0). Approve it?']
@@ -44,9 +51,11 @@ async def test_a_declined_elicitation_denies_the_call_with_the_persons_reason() 
     async def elicit(context: Any, params: Any) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"approve": False, "reason": "ask finance"})
 
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
-        async with Client(build_server(cm), elicitation_callback=elicit, mode="legacy") as client:
-            result = await client.call_tool("code", {"code": DENIABLE})
+    async with (
+        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        Client(build_server(cm), elicitation_callback=elicit, mode="legacy") as client,
+    ):
+        result = await client.call_tool("code", {"code": DENIABLE})
     assert texts(result)[0] == "tools.refund() was not approved: ask finance"
     assert shop.made["refund"] == 0
 
@@ -54,23 +63,25 @@ async def test_a_declined_elicitation_denies_the_call_with_the_persons_reason() 
 async def test_a_client_without_elicitation_gets_how_to_approve_and_a_stateless_server_resumes_from_meta() -> None:
     """An `isError` result names the call and the `_meta` to send; sending it back to a stateless server runs it."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
-        async with Client(build_server(cm, stateless=True)) as client:
-            paused = await client.call_tool("code", {"code": CODE})
-            state = paused.meta["codemode/state"]
-            approval = {"id": state["approval"]["signature"][:16], "approved": True}
-            assert paused.is_error
-            assert texts(paused)[0].startswith(
-                'The call refund(order_id="A1", amount=150.0) needs a person\'s approval and was not made.'
-            )
-            assert f'"id": "{approval["id"]}"' in texts(paused)[0]
-            forged = {**state, "approval": {**state["approval"], "signature": "0" * 64}}
-            refused = await client.call_tool(
-                "code", {"code": CODE}, meta={"codemode/state": forged, "codemode/approval": approval}
-            )
-            done = await client.call_tool(
-                "code", {"code": CODE}, meta={"codemode/state": state, "codemode/approval": approval}
-            )
+    async with (
+        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        Client(build_server(cm, stateless=True)) as client,
+    ):
+        paused = await client.call_tool("code", {"code": CODE})
+        state = paused.meta["codemode/state"]
+        approval = {"id": state["approval"]["signature"][:16], "approved": True}
+        assert paused.is_error
+        assert texts(paused)[0].startswith(
+            'The call refund(order_id="A1", amount=150.0) needs a person\'s approval and was not made.'
+        )
+        assert f'"id": "{approval["id"]}"' in texts(paused)[0]
+        forged = {**state, "approval": {**state["approval"], "signature": "0" * 64}}
+        refused = await client.call_tool(
+            "code", {"code": CODE}, meta={"codemode/state": forged, "codemode/approval": approval}
+        )
+        done = await client.call_tool(
+            "code", {"code": CODE}, meta={"codemode/state": state, "codemode/approval": approval}
+        )
     assert refused.is_error
     assert texts(refused)[0] == snapshot_refused()
     assert not done.is_error
