@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from codemode.events import CallFinished, CallStarted
+from codemode._helpers import HELPERS
+from codemode.events import CallFinished, CallHeld, CallStarted
 from sandbox import FunctionError, Namespace
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ class Listener(Protocol):
     def call_finished(self, event: CallFinished) -> None:
         """A tool call ended, or was in flight when the run stopped."""
 
+    def call_held(self, event: CallHeld) -> None:
+        """A tool call was not made: the run paused for an approval."""
+
     def search_started(self, key: int, query: JsonValue) -> None:
         """`tools.search(query)` is about to run."""
 
@@ -54,6 +58,10 @@ class EventListener:
         self.sink(event)
 
     def call_finished(self, event: CallFinished) -> None:
+        """Forward the event."""
+        self.sink(event)
+
+    def call_held(self, event: CallHeld) -> None:
         """Forward the event."""
         self.sink(event)
 
@@ -82,10 +90,8 @@ class Observer:
     def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
         """The runtime's function for `tools.<name>`, reporting as it runs."""
         function = self.runtime.resolve(name)
-        if name == "search":
-            return self._searching(function)
-        if name in ("describe", "list"):  # helpers, not tool calls
-            return function
+        if name in HELPERS:  # `search`, `describe`, `list`: helpers, not tool calls
+            return self._searching(function) if name == "search" else function
         tool = self.runtime.catalog.get(name)
         tool_name = tool.name if tool is not None else name
 
@@ -103,12 +109,19 @@ class Observer:
 
         return call
 
-    def finish(self, calls: Sequence[ToolCall]) -> None:
-        """The run is over: end the calls still open with their in-flight records from `calls`."""
+    def finish(self, calls: Sequence[ToolCall], *, paused: bool) -> None:
+        """The run is over: end the calls still open with their in-flight records from `calls`.
+
+        Calls with no record when the run `paused` for an approval were held, never made.
+        """
         for index in sorted(self._open):
             record = self._record(index, [call for call in calls if call.in_flight])
             if record is not None:
                 self._tell("call_finished", CallFinished(index=index, call=record, elapsed=self._elapsed()))
+            elif paused:
+                name, arguments = self._open[index]
+                held = CallHeld(index=index, name=name, arguments=arguments, elapsed=self._elapsed())
+                self._tell("call_held", held)
         self._open.clear()
 
     def _searching(self, function: Callable[..., Awaitable[JsonValue]]) -> Callable[..., Awaitable[JsonValue]]:

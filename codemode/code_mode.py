@@ -298,7 +298,7 @@ class CodeMode:
         notes = carry_over(state, run, persist=self.persist_variables and pending is None)
         calls = runtime.record()
         if observer is not None:
-            observer.finish(calls)
+            observer.finish(calls, paused=pending is not None)
         text, value_truncated = render_text(run, calls)
         return ExecuteResult(
             code=code,

@@ -3,7 +3,8 @@
 `CodeMode.execute(code, state, on_event=...)` calls the callback with these as they happen, so a long run can
 be shown live (`codemode chat` does, for runs over about a second). The end of a call carries the same
 `ToolCall` record that `ExecuteResult.calls` holds; a call still in flight when the run stopped ends with a
-record marked `in_flight`.
+record marked `in_flight`. A call the run stopped before making, because it (or another) waits for a person's
+approval, ends with `CallHeld` instead: it has no record, and `ExecuteResult.pending` says what waits.
 
 Example:
     ```python
@@ -54,7 +55,21 @@ class CallFinished:
     """Seconds since the run started."""
 
 
-RunEvent: TypeAlias = CallStarted | CallFinished
+@dataclass(frozen=True, kw_only=True)
+class CallHeld:
+    """A tool call that was not made: the run paused for a person's approval (`ExecuteResult.pending`)."""
+
+    index: int
+    """The number its `CallStarted` had."""
+    name: str
+    """The tool's original name."""
+    arguments: dict[str, JsonValue]
+    """The arguments as the model passed them."""
+    elapsed: float
+    """Seconds since the run started."""
+
+
+RunEvent: TypeAlias = CallStarted | CallFinished | CallHeld
 """What `on_event` receives."""
 
 EventSink: TypeAlias = Callable[[RunEvent], None]

@@ -14,9 +14,11 @@ Example:
 
 Spans and attributes:
 - `codemode execute`: `codemode.code` (unless `record_code=False`), `codemode.ok`, `codemode.error.kind`,
-  `codemode.calls`, `codemode.announced` (tools newly announced).
+  `codemode.calls`, `codemode.announced` (tools newly announced), `codemode.approval.pending` (the tool a
+  paused run waits on).
 - `execute_tool {name}` (the GenAI semantic conventions' name): `gen_ai.operation.name`, `gen_ai.tool.name`,
-  `codemode.tool.ok`, `codemode.tool.duration`, `codemode.tool.in_flight`, `error.type` on failure, and
+  `codemode.tool.ok`, `codemode.tool.duration`, `codemode.tool.in_flight`, `codemode.tool.held` (not made: the
+  run paused for approval), `error.type` on failure, and
   `gen_ai.tool.call.arguments` (JSON) with `record_arguments=True`.
 - `codemode search`: `codemode.search.query`, `codemode.search.hits`.
 - `codemode approval wait`: `gen_ai.tool.name`, `codemode.approval.approved`; see `approval_wait`.
@@ -25,6 +27,7 @@ Spans and attributes:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
 
     from codemode._json import JsonValue
     from codemode.code_mode import ExecuteResult
-    from codemode.events import CallFinished, CallStarted
+    from codemode.events import CallFinished, CallHeld, CallStarted
 
 INSTRUMENTATION: Final = "codemode"
 """The instrumentation scope name of every span."""
@@ -61,8 +64,9 @@ class Tracing:
     record_code: bool = True
     """Record the model's code on the `execute` span."""
 
+    @functools.cached_property
     def tracer(self) -> trace.Tracer:
-        """The tracer spans are made with."""
+        """The tracer spans are made with (made once; with the global provider it follows later changes)."""
         return trace.get_tracer(INSTRUMENTATION, tracer_provider=self.tracer_provider)
 
 
@@ -71,7 +75,7 @@ class RunTrace:
 
     def __init__(self, tracing: Tracing, code: str) -> None:
         self.tracing = tracing
-        self.tracer = tracing.tracer()
+        self.tracer = tracing.tracer
         attributes = {"codemode.code": _cut(code)} if tracing.record_code else {}
         self.span = self.tracer.start_span("codemode execute", attributes=attributes)  # parent: the caller's span
         self.context = trace.set_span_in_context(self.span)
@@ -94,9 +98,11 @@ class RunTrace:
         """Describe the run's outcome on its span (ended by `current`)."""
         self.span.set_attribute("codemode.ok", result.ok)
         self.span.set_attribute("codemode.calls", len(result.calls))
+        if result.pending is not None:
+            self.span.set_attribute("codemode.approval.pending", result.pending.tool)
         if result.announced.new:
             self.span.set_attribute("codemode.announced", [name for name, _ in result.announced.new])
-        if result.run.error is not None:
+        if result.run.error is not None and result.pending is None:
             self.span.set_attribute("codemode.error.kind", result.run.error.kind)
             self.span.set_attribute("error.type", result.run.error.type_name or result.run.error.kind)
             self.span.set_status(trace.StatusCode.ERROR, result.run.error.message[:200])
@@ -123,6 +129,13 @@ class RunTrace:
             span.set_attribute("error.type", kind)
             span.set_status(trace.StatusCode.ERROR, (call.error or "in flight when the run stopped")[:200])
         span.end()
+
+    def call_held(self, event: CallHeld) -> None:
+        """Close the span of a call the run paused before making."""
+        span = self._calls.pop(event.index, None)
+        if span is not None:
+            span.set_attribute("codemode.tool.held", True)
+            span.end()
 
     def search_started(self, key: int, query: JsonValue) -> None:
         """Open the search's span."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from sandbox._guards import SEAL, Guards, StopRun
+from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
 from sandbox._types import SIZE_GUARDS, SIZED, SafeType, sorted_for
 
 if TYPE_CHECKING:
@@ -89,8 +89,10 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
     def getattr_(obj: object, name: str, *default: object) -> Any:
         try:
             return guards.getattr(obj, name)
+        except ForbiddenError:
+            raise  # a refusal is never quietly replaced by the default
         except AttributeError:
-            if default and not name.startswith("__"):
+            if default:
                 return default[0]
             raise
 

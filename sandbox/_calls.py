@@ -133,6 +133,11 @@ class FunctionProxy:
         self._calls.names.setdefault(self._call.label)
         return PendingCall(self._calls, self._call, args, kwargs)
 
+    @property
+    def __name__(self) -> str:
+        """The function's name, as `fn.__name__` gives it for a function the code defined."""
+        return self._call.function if self._call.attribute is None else self._call.attribute
+
     def __repr__(self) -> str:
         return f"<function {self._call.label}>"
 

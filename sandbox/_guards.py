@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
 from sandbox._compile import FILENAME
-from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES
+from sandbox._dunders import read_dunder
+from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
 from sandbox.limits import timeout_message
 
@@ -102,6 +103,7 @@ class Guards(SizeGuards):
         self.stopped: StopRun | None = None
         self.coroutines: list[Any] = []
         self.async_generators: list[Any] = []
+        self._coroutine_code: types.CodeType | None = None
         self.tick = self._make_tick()
 
     # -- budget ------------------------------------------------------------------------------------------
@@ -161,8 +163,8 @@ class Guards(SizeGuards):
         """Whether `obj` is a class the code defined, an instance of one, or one of its functions."""
         if isinstance(obj, type):
             return bool(getattr(obj, SANDBOX_CLASS_MARK, False))
-        if isinstance(obj, types.FunctionType):
-            return obj.__code__.co_filename == FILENAME
+        if isinstance(obj, types.FunctionType):  # the code's, or the wrapper `_coroutine_` puts on its `async def`
+            return obj.__code__.co_filename == FILENAME or obj.__code__ is self._coroutine_code
         return bool(getattr(type(obj), SANDBOX_CLASS_MARK, False))
 
     def getattr(self, obj: object, name: str, *default: object) -> Any:
@@ -170,9 +172,11 @@ class Guards(SizeGuards):
         if type(name) is not str:
             raise TypeError(f"attribute name must be a string, not {type(name).__name__!r}")
         if name.startswith("__"):
+            if name in READABLE_DUNDERS or (name == "__init__" and isinstance(obj, type) and not self.is_own(obj)):
+                return read_dunder(self, obj, name)
             # `super().__init__(...)` and a class's own dunders; never a stdlib object's (it may be shared)
             if name not in ALLOWED_DUNDER_METHODS or not (type(obj) is super or self.is_own(obj)):
-                forbid(f"`.{name}` is not allowed: dunder attributes are private in the sandbox")
+                forbid(dunder_refusal(name))
         elif name.startswith("_"):
             if not (self._private_is_own(obj) or (name in _NAMEDTUPLE_ATTRIBUTES and _is_tuple_or_tuple_class(obj))):
                 forbid(f"`.{name}` is not allowed: names starting with `_` are private in the sandbox")
@@ -282,7 +286,6 @@ class Guards(SizeGuards):
     def coroutine(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap an `async def` of the code's so its coroutines are known, and closed if never awaited."""
 
-        @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:
             coro = function(*args, **kwargs)
             if inspect.iscoroutine(coro):  # held until the run ends, so one never awaited is closed, not warned about
@@ -291,7 +294,8 @@ class Guards(SizeGuards):
                 self.async_generators.append(coro)
             return coro
 
-        return call
+        self._coroutine_code = call.__code__  # so `is_own` knows the wrapper as the code's (`functools.wraps`)
+        return functools.update_wrapper(call, function)
 
     async def close_async_generators(self) -> None:
         """Close the code's unfinished async generators now, while the run still owns them (after `finish`)."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from codemode._text import summary
 from codemode.agent import AgentEvents
-from codemode.events import CallStarted
+from codemode.events import CallHeld, CallStarted
 from codemode.runtime import ToolCall
 
 if TYPE_CHECKING:
@@ -71,9 +71,10 @@ class Transcript:
 
     def call(self, event: RunEvent) -> None:
         """A tool call of the running code started or ended: shown now if the run is already long, else kept."""
-        if isinstance(event, CallStarted):
+        if isinstance(event, (CallStarted, CallHeld)):
             shown = ToolCall(name=event.name, arguments=event.arguments, duration=0.0, ok=True)
-            line = f"  ~ {event.elapsed:5.1f}s  started  {summary(shown)}"
+            what = "started" if isinstance(event, CallStarted) else "held"
+            line = f"  ~ {event.elapsed:5.1f}s  {what:<8} {summary(shown)}"
         else:
             outcome = "in flight" if event.call.in_flight else ("ok" if event.call.ok else "failed")
             line = f"  ~ {event.elapsed:5.1f}s  {outcome:<8} {summary(event.call)} ({event.call.duration:.2f} s)"

@@ -156,7 +156,10 @@ class _Reader:
         merged: dict[tuple[str, str], tuple[JsonObject, str]] = {}
         for raw in [*as_list(item.get("parameters")), *as_list(op.get("parameters"))]:
             parameter, where = self.documents.deref(raw, base)
-            merged[(str(parameter.get("name")), str(parameter.get("in")))] = (parameter, where)  # the operation's win
+            name = parameter.get("name")
+            if not isinstance(name, str) or not name:
+                raise OperationError(f"a parameter has no `name`: {str(parameter)[:80]}")
+            merged[(name, str(parameter.get("in")))] = (parameter, where)  # the operation's own win
         inputs: list[Input] = []
         form: list[tuple[JsonObject, str]] = []
         body: Body | None = None

@@ -6,10 +6,11 @@ import json
 from typing import TYPE_CHECKING
 
 import anyio
+from approval_shop import SECRET, make_shop
 from dirty_equals import IsFloat, IsStr
 
-from codemode import Catalog, CodeMode
-from codemode.events import CallFinished, CallStarted, RunEvent
+from codemode import Catalog, CodeMode, Policy
+from codemode.events import CallFinished, CallHeld, CallStarted, RunEvent
 from codemode.runlog import RunLog
 from sandbox import Limits
 
@@ -148,3 +149,37 @@ async def test_the_run_log_lists_the_variables_kept_with_persistence_on(tmp_path
     async with CodeMode(make_catalog(), isolation="inline", log=log, persist_variables=True) as cm:
         await cm.execute("rows = [1, 2]\ntotal = 3", cm.new_state())
     assert json.loads((tmp_path / "runs.jsonl").read_text(encoding="utf-8"))["variables"] == ["rows", "total"]
+
+
+async def test_watching_a_run_leaves_the_helpers_as_they_are_and_reports_only_tool_calls() -> None:
+    """With `on_event`, `dir(tools)`, `tools.list()` and `tools.describe()` answer as without; none is a call."""
+    code = "names = dir(tools)\npage = await tools.list()\nstub = await tools.describe('get_weather')\nreturn names"
+    async with CodeMode(make_catalog(), isolation="inline") as cm:
+        plain = await cm.execute(code, cm.new_state())
+        events: list[RunEvent] = []
+        watched = await cm.execute(code, cm.new_state(), on_event=events.append)
+    assert watched.text == plain.text
+    assert "get_weather" in plain.text
+    assert events == []
+
+
+async def test_a_call_held_for_approval_ends_as_held_and_its_resumed_run_reports_the_replay() -> None:
+    """The paused run's call that waits for a person ends with `CallHeld`; the resumed run reports both calls."""
+    shop = make_shop()
+    code = (
+        'order = await tools.get_order(order_id="A1")\nreturn await tools.refund(order_id="A1", amount=order["total"])'
+    )
+    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+        state = cm.new_state()
+        paused_events: list[RunEvent] = []
+        paused = await cm.execute(code, state, on_event=paused_events.append)
+        resumed_events: list[RunEvent] = []
+        done = await cm.resume(state, approved=True, on_event=resumed_events.append)
+    assert paused.pending is not None
+    assert [type(e).__name__ for e in paused_events] == ["CallStarted", "CallFinished", "CallStarted", "CallHeld"]
+    held = paused_events[-1]
+    assert isinstance(held, CallHeld)
+    assert (held.index, held.name, held.arguments) == (2, "refund", {"order_id": "A1", "amount": 150.0})
+    finished = [e.call for e in resumed_events if isinstance(e, CallFinished)]
+    assert finished == list(done.calls)
+    assert [(call.name, call.replayed) for call in finished] == [("get_order", True), ("refund", False)]

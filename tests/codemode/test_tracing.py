@@ -7,12 +7,13 @@ from typing import Literal
 
 import anyio
 import pytest
+from approval_shop import SECRET, make_shop
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from codemode import Catalog, CodeMode
+from codemode import Catalog, CodeMode, Policy
 from codemode.tracing import Tracing, approval_wait
 from sandbox import Limits
 
@@ -177,3 +178,21 @@ def test_an_approval_wait_is_a_span_under_the_current_one(
     assert wait.parent is not None
     assert wait.parent.span_id == agent_span.get_span_context().span_id
     assert dict(wait.attributes or {}) == {"gen_ai.tool.name": "charge_card", "codemode.approval.approved": False}
+
+
+async def test_a_run_paused_for_approval_names_the_tool_and_ends_the_held_calls_span(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """A pause is not an error: the `execute` span names the tool waiting; the held call's span is marked held."""
+    shop = make_shop()
+    code = 'return await tools.refund(order_id="A1", amount=500)'
+    async with CodeMode(
+        shop.catalog, isolation="inline", policy=Policy(secret=SECRET), tracing=Tracing(tracer_provider=provider)
+    ) as cm:
+        paused = await cm.execute(code, cm.new_state())
+    assert paused.pending is not None
+    spans = by_name(exporter.get_finished_spans())
+    execute = spans["codemode execute"]
+    assert (execute.attributes or {})["codemode.approval.pending"] == "refund"
+    assert execute.status.status_code is StatusCode.UNSET
+    assert (spans["execute_tool refund"].attributes or {})["codemode.tool.held"] is True

@@ -129,3 +129,11 @@ def test_results_with_variables_survive_a_json_round_trip() -> None:
     """What crosses the worker pipe rebuilds to an equal result."""
     result = RunResult(variables={"a": [1]}, dropped_variables={"f": "a function: define it again"})
     assert RunResult.from_json(result.to_json()) == result
+
+
+@both
+async def test_assigned_names_are_the_top_level_bindings_not_comprehension_variables(sb: Sandbox) -> None:
+    """`RunResult.assigned` lists what the code binds at top level; a comprehension's loop variable is its own."""
+    code = "import math\nrows = [t * 2 for t in range(3)]\nseen = {(last := k) for k in 'ab'}\nfor i in rows:\n    pass"
+    result = await sb.run(code)
+    assert result.assigned == ("i", "last", "math", "rows", "seen")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -95,6 +97,16 @@ def test_the_package_exports_exactly_its_documented_names() -> None:
     assert codemode.openapi.__all__ == ["OpenApi", "OpenApiSources", "openapi_apis"]
 
 
+def test_importing_codemode_imports_neither_the_openapi_package_nor_yaml() -> None:
+    """The OpenAPI source is an edge: `import codemode` (and its config) loads neither it nor PyYAML."""
+    probe = (
+        "import sys, codemode, codemode.config; "
+        "print(sorted(m for m in sys.modules if m.startswith(('codemode.openapi', 'yaml'))))"
+    )
+    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert output == "[]\n"
+
+
 BROKEN: JsonObject = {
     "openapi": "3.0.3",
     "info": {"title": "Broken", "version": "1"},
@@ -104,6 +116,13 @@ BROKEN: JsonObject = {
             "get": {
                 "operationId": "dangling",
                 "parameters": [{"$ref": "#/components/parameters/Missing"}],
+                "responses": {"200": {"description": "fine"}},
+            }
+        },
+        "/nameless": {
+            "get": {
+                "operationId": "nameless",
+                "parameters": [{"in": "query", "schema": {"type": "string"}}],
                 "responses": {"200": {"description": "fine"}},
             }
         },
@@ -125,6 +144,7 @@ async def test_a_bad_operation_is_reported_and_left_out_while_the_others_load() 
     assert failures == snapshot(
         {
             "broken/dangling": "the reference openapi.json#/components/parameters/Missing leads nowhere",
+            "broken/nameless": "a parameter has no `name`: {'in': 'query', 'schema': {'type': 'string'}}",
             "broken/upload": (
                 "its request body is ['application/octet-stream']; only JSON, form and text bodies are sent"
             ),
