@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from providers.provider_fakes import SERVERS, Step
-from test_cli import loopback  # noqa: F401  # a fixture, used by name
-
-from codemode.cli import main
+from test_cli import cli, loopback  # noqa: F401  # `loopback` is a fixture, used by name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,7 +76,7 @@ def test_chat_asks_before_a_call_that_needs_approval_and_reads_the_answer_from_s
         "inline",
         *([] if stream else ["--no-stream"]),
     ]
-    status = main(["chat", "Refund order A1.", "--provider", "anthropic", "--model", "m", *options])
+    status = cli(["chat", "Refund order A1.", "--provider", "anthropic", "--model", "m", *options])
     out = capsys.readouterr().out
     assert status == 0
     assert '[approval] the code wants to call refund(order_id="A1", amount=150)' in out
