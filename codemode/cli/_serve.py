@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             ) as cm:
                 print(f"codemode: sandbox {cm.sandbox.layers}", file=sys.stderr, flush=True)
                 if args.transport == "http":
+                    print(f"codemode: serving MCP at http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
                     await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
                 else:
                     await serve_stdio(cm, stateless=args.stateless)
