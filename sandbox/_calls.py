@@ -12,9 +12,9 @@ import builtins
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
-from sandbox._types import make_class
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
@@ -132,6 +132,11 @@ class FunctionProxy:
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
         self._calls.names.setdefault(self._call.label)
         return PendingCall(self._calls, self._call, args, kwargs)
+
+    @property
+    def __name__(self) -> str:
+        """The function's name, as `fn.__name__` gives it for a function the code defined."""
+        return self._call.function if self._call.attribute is None else self._call.attribute
 
     def __repr__(self) -> str:
         return f"<function {self._call.label}>"

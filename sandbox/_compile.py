@@ -4,7 +4,7 @@ The model's module body becomes the body of `async def _main_()`, so top-level `
 a final bare expression becomes the returned value. Names bound at top level are locals of `_main_`, so a
 `global x` inside a function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning. A run that
 keeps variables gets two more wrapper statements: the kept names bound first, and `locals()` handed back when
-the body ends, however it ends.
+the body ends, however it ends. Code sent inside a markdown fence runs as the code inside it (`sandbox._fence`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, cast
 
+from sandbox._fence import unfence
 from sandbox._policy import SandboxPolicy
 from sandbox.result import RunError
 
@@ -78,13 +79,24 @@ def compile_code(source: str, *, max_source: int, variables: Iterable[str] | Non
     return compiled
 
 
-def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compiled | RunError:
+def _parse(source: str, *, unfenced: bool = False) -> tuple[ast.Module, str] | RunError:
+    """The module and the source it came from: as sent, or else the code inside its markdown fence."""
     try:
-        module = ast.parse(source, FILENAME)
+        return ast.parse(source, FILENAME), source
     except SyntaxError as error:
-        return _syntax_error(error)
+        fences = unfence(source)
+        if unfenced or fences.code is None:
+            return _syntax_error(error, fenced_blocks=fences.blocks)
+        return _parse(fences.code, unfenced=True)
     except (RecursionError, MemoryError, ValueError) as error:
         return RunError(kind="syntax", message=f"the code cannot be parsed ({type(error).__name__}); simplify it")
+
+
+def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compiled | RunError:
+    parsed = _parse(source)
+    if isinstance(parsed, RunError):
+        return parsed
+    module, source = parsed
     if _depth(module) > MAX_DEPTH:
         return RunError(kind="syntax", message=f"the code is nested more than {MAX_DEPTH} levels deep; flatten it")
     _return_final_expression(module)
@@ -182,12 +194,13 @@ def _globals_to_nonlocals(module: ast.Module, top: set[str]) -> None:
                 node.body[index] = ast.copy_location(ast.Nonlocal(names=statement.names), statement)
 
 
-def _syntax_error(error: SyntaxError) -> RunError:
+def _syntax_error(error: SyntaxError, *, fenced_blocks: int = 0) -> RunError:
     line = error.lineno
     where = f" (line {line})" if line else ""
     text = (error.text or "").strip()
     shown = f": `{text}`" if text and len(text) < 120 else ""
-    return RunError(kind="syntax", message=f"SyntaxError: {error.msg}{where}{shown}", line=line)
+    hint = f"; the code holds {fenced_blocks} fenced blocks: send one" if fenced_blocks > 1 else ""
+    return RunError(kind="syntax", message=f"SyntaxError: {error.msg}{where}{shown}{hint}", line=line)
 
 
 def _policy_error(errors: list[str]) -> RunError:

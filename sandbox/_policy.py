@@ -24,7 +24,53 @@ ALLOWED_DUNDER_METHODS = frozenset(
     __rxor__ __matmul__ __int__ __float__ __index__ __round__ __getattr__""".split()
 )
 
+# Dunders any object's may be read: each yields a str or None, or (`__class__`) exactly what the sandbox's `type(x)`
+# yields, so none leads further than code could already go (tests/sandbox/test_dunders.py).
+READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__class__"})
+
 FORBIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | {"mro", "f_lineno", "tb_lineno", "tb_lasti", "cr_suspended"}
+_CALL_INSTEAD = {
+    "__len__": "len(x)",
+    "__str__": "str(x)",
+    "__repr__": "repr(x)",
+    "__format__": "format(x, spec)",
+    "__iter__": "iter(x)",
+    "__next__": "next(x)",
+    "__contains__": "`k in x`",
+    "__getitem__": "`x[k]`",
+    "__setitem__": "`x[k] = v`",
+    "__delitem__": "`del x[k]`",
+    "__eq__": "`x == y`",
+    "__hash__": "hash(x)",
+    "__bool__": "bool(x)",
+    "__call__": "x(...)",
+    "__init__": "the class itself, `C(...)`",
+    "__getattr__": "getattr(x, name)",
+}
+_INSTEAD = {
+    "__dict__": "read the attributes by name, or use `dataclasses.asdict(x)` for a dataclass",
+    "__dataclass_fields__": "use `dataclasses.fields(x)`",
+    "__annotations__": "annotations are not readable; pass what you need explicitly",
+    "__traceback__": "use `type(e).__name__` and `str(e)` to describe an error",
+    "__cause__": "catch the original error where it is raised",
+    "__context__": "catch the original error where it is raised",
+    **dict.fromkeys(
+        ("__mro__", "__bases__", "__base__", "__subclasses__"), "use `isinstance(x, C)` or `issubclass(C, B)`"
+    ),
+}
+
+
+def dunder_refusal(name: str) -> str:
+    """Why `.name` (a dunder) is refused, and what to write instead."""
+    if name in _CALL_INSTEAD:
+        instead = f"call {_CALL_INSTEAD[name]} instead"
+    elif name in _INSTEAD:
+        instead = _INSTEAD[name]
+    else:
+        instead = "only `__name__`, `__qualname__`, `__doc__`, `__module__` and `__class__` can be read"
+    return f"`.{name}` is not allowed: dunder attributes are private in the sandbox; {instead}"
+
+
 _FOLDABLE = frozenset({"_add_", "_mul_", "_mod_"})  # on two number literals these stay within the source's size
 _INPLACE_GUARDS: dict[type[ast.operator], str] = {
     ast.Add: "_iadd_",
@@ -84,13 +130,19 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         """Check the name; `print` is an ordinary function here, not RestrictedPython's collector."""
+        if node.id == "__name__" and isinstance(node.ctx, ast.Load):
+            return node  # `if __name__ == "__main__":` reads the run's `"__main__"`
         self.check_name(node, node.id)
         return node
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         """Refuse dunder and frame attributes at compile time; the runtime guard checks the rest."""
-        if node.attr.startswith("__") and node.attr not in ALLOWED_DUNDER_METHODS:
-            self.error(node, f"`.{node.attr}` is not allowed: dunder attributes are private in the sandbox")
+        if node.attr in READABLE_DUNDERS and not isinstance(node.ctx, ast.Load):
+            self.error(
+                node, f"`.{node.attr}` can be read but not set or deleted in the sandbox; keep your own attribute"
+            )
+        elif node.attr.startswith("__") and node.attr not in ALLOWED_DUNDER_METHODS | READABLE_DUNDERS:
+            self.error(node, dunder_refusal(node.attr))
         elif node.attr in FORBIDDEN_ATTRIBUTES:
             self.error(node, f"`.{node.attr}` is not allowed: frames, code and the class hierarchy are hidden")
         node = self.node_contents_visit(node)
@@ -127,7 +179,11 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node = self.node_contents_visit(node)
         finally:
             self._class_depth = depth
-        node.body.insert(0, cast("ast.stmt", _located(ast.Expr(_call("_tick_")), node)))
+        first = node.body[0]
+        docstring = (
+            isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and type(first.value.value) is str
+        )
+        node.body.insert(int(docstring), cast("ast.stmt", _located(ast.Expr(_call("_tick_")), node)))  # after it
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:

@@ -95,8 +95,8 @@ async def test_error_line_points_at_the_models_line(sb: Sandbox) -> None:
     """Syntax, forbidden and runtime errors (inner frames too) name the line in the model's code."""
     cases = {
         "x = 1\ny = (\n": ("syntax", {2, 3}),
-        "x = 1\nreturn ().__class__\n": ("forbidden", {2}),
-        "x = 1\nname = '__cl' + 'ass__'\nreturn getattr(1, name)\n": ("forbidden", {3}),
+        "x = 1\nreturn ().__class__.__base__\n": ("forbidden", {2}),
+        "x = 1\nname = '__redu' + 'ce_ex__'\nreturn getattr(1, name)\n": ("forbidden", {3}),
         "def f(n):\n    return 1 / n\n\nf(0)\n": ("runtime", {2}),
     }
     for code, (kind, lines) in cases.items():

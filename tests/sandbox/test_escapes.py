@@ -107,7 +107,7 @@ A = [
         "getattr_with_name_built_from_parts",
         "A",
         """
-         name = "".join(["_", "_", "cl", "ass", "_", "_"])
+         name = "".join(["_", "_", "redu", "ce_ex", "_", "_"])
          return str(getattr(1, name)) + "PW" + "NED"
          """,
         FORBIDDEN,
@@ -116,7 +116,7 @@ A = [
     case(
         "getattr_default_hides_nothing",
         "A",
-        'return str(getattr(1, "__cl" + "ass__", None)) + "PW" + "NED"',
+        'return str(getattr(1, "__redu" + "ce_ex__", None)) + "PW" + "NED"',
         FORBIDDEN,
         control=True,
     ),
@@ -308,7 +308,11 @@ A = [
         control=True,
     ),
     case(
-        "nfkc_fullwidth_low_line_dunder", "A", "return str(()._\uff3fclass__) + 'PW' + 'NED'", FORBIDDEN, control=True
+        "nfkc_fullwidth_low_line_dunder",
+        "A",
+        "return str(()._\uff3freduce_ex__) + 'PW' + 'NED'",
+        FORBIDDEN,
+        control=True,
     ),
     case("nfkc_fullwidth_import", "A", "import \uff4f\uff53\nreturn \uff4f\uff53.getcwd()", FORBIDDEN, control=True),
     case(
@@ -535,7 +539,9 @@ A = [
 # -- B. format strings ---------------------------------------------------------------------------------------
 
 B = [
-    case("format_attribute_walk", "B", 'return "{0.__class__}".format(1) + "PW" + "NED"', BLOCKED, control=True),
+    case(
+        "format_attribute_walk", "B", 'return "{0.__class__.__base__}".format(1) + "PW" + "NED"', BLOCKED, control=True
+    ),
     case(
         "format_auto_numbered_walk",
         "B",
@@ -566,11 +572,17 @@ B = [
         BLOCKED,
         control=True,
     ),
-    case("unbound_str_format", "B", 'return str.format("{0.__class__}", 1) + "PW" + "NED"', BLOCKED, control=True),
+    case(
+        "unbound_str_format",
+        "B",
+        'return str.format("{0.__class__.__base__}", 1) + "PW" + "NED"',
+        BLOCKED,
+        control=True,
+    ),
     case(
         "unbound_str_format_map",
         "B",
-        'return str.format_map("{a.__class__}", {"a": 1}) + "PW" + "NED"',
+        'return str.format_map("{a.__class__.__base__}", {"a": 1}) + "PW" + "NED"',
         BLOCKED,
         control=True,
     ),
@@ -578,7 +590,7 @@ B = [
         "format_string_built_at_runtime",
         "B",
         """
-         fmt = "{0.__cl" + "ass__}"
+         fmt = "{0.__cl" + "ass__.__base__}"
          render = fmt.format
          return render(1) + "PW" + "NED"
          """,
@@ -588,7 +600,7 @@ B = [
     case(
         "format_called_from_map",
         "B",
-        'return list(map("{0.__class__}".format, [1]))[0] + "PW" + "NED"',
+        'return list(map("{0.__class__.__base__}".format, [1]))[0] + "PW" + "NED"',
         BLOCKED,
         control=True,
     ),
@@ -597,7 +609,7 @@ B = [
         "B",
         """
          import functools
-         return functools.partial(str.format, "{0.__class__}")(1) + "PW" + "NED"
+         return functools.partial(str.format, "{0.__class__.__base__}")(1) + "PW" + "NED"
          """,
         BLOCKED,
         control=True,
@@ -605,14 +617,14 @@ B = [
     case(
         "format_index_then_attribute",
         "B",
-        'return "{0[0].__class__}".format([1]) + "PW" + "NED"',
+        'return "{0[0].__class__.__base__}".format([1]) + "PW" + "NED"',
         BLOCKED,
         control=True,
     ),
     case(
         "format_public_then_dunder",
         "B",
-        'return "{x.real.__class__}".format(x=1) + "PW" + "NED"',
+        'return "{x.real.__class__.__base__}".format(x=1) + "PW" + "NED"',
         BLOCKED,
         control=True,
     ),
@@ -661,15 +673,15 @@ B = [
         BLOCKED,
         control=True,
     ),
-    case("fstring_dunder", "B", 'x = 1\nreturn f"{x.__class__}" + "PW" + "NED"', FORBIDDEN, control=True),
+    case("fstring_dunder", "B", 'x = 1\nreturn f"{x.__class__.__base__}" + "PW" + "NED"', FORBIDDEN, control=True),
     case(
         "fstring_getattr_dunder",
         "B",
-        'return f"{getattr(1, \'__cl\' + \'ass__\')}" + "PW" + "NED"',
+        'return f"{getattr(1, \'__redu\' + \'ce_ex__\')}" + "PW" + "NED"',
         FORBIDDEN,
         control=True,
     ),
-    case("fstring_dunder_in_nested_spec", "B", 'return f"{1:{().__class__}}" + "PW" + "NED"', FORBIDDEN),
+    case("fstring_dunder_in_nested_spec", "B", 'return f"{1:{().__class__.__base__}}" + "PW" + "NED"', FORBIDDEN),
 ]
 
 # -- C. host objects ---------------------------------------------------------------------------------------------
@@ -1036,7 +1048,7 @@ D = [
     case(
         "operator_attrgetter_dotted_dunder",
         "D",
-        "import operator\nreturn str(operator.attrgetter('real.__class__')(1)) + 'PW' + 'NED'",
+        "import operator\nreturn str(operator.attrgetter('real.__class__.__base__')(1)) + 'PW' + 'NED'",
         BLOCKED,
         control=True,
     ),
@@ -1186,7 +1198,7 @@ D = [
     case(
         "operator_attrgetter_bypass",
         "D",
-        "import operator\nreturn str(operator.attrgetter('__class__')(1)) + 'PW' + 'NED'",
+        "import operator\nreturn str(operator.attrgetter('__reduce_ex__')(1)) + 'PW' + 'NED'",
         FORBIDDEN,
         control=True,
     ),
@@ -1203,7 +1215,7 @@ D = [
     case(
         "map_getattr_dunder",
         "D",
-        "return str(list(map(getattr, [1], ['__class__']))) + 'PW' + 'NED'",
+        "return str(list(map(getattr, [1], ['__reduce_ex__']))) + 'PW' + 'NED'",
         FORBIDDEN,
         control=True,
     ),
@@ -1212,7 +1224,7 @@ D = [
         "D",
         """
          import itertools
-         return str(list(itertools.starmap(getattr, [((), "__class__")]))) + "PW" + "NED"
+         return str(list(itertools.starmap(getattr, [((), "__reduce_ex__")]))) + "PW" + "NED"
          """,
         FORBIDDEN,
         control=True,
@@ -1220,7 +1232,7 @@ D = [
     case(
         "sorted_key_getattr_dunder",
         "D",
-        "import functools\nreturn str(sorted([1], key=functools.partial(getattr, name='__class__')))",
+        "import functools\nreturn str(sorted([1], key=functools.partial(getattr, name='__reduce_ex__')))",
         BLOCKED,
     ),
     case("exec_builtin", "D", 'exec("import os")\nreturn "PW" + "NED"', FORBIDDEN, control=True),

@@ -233,7 +233,7 @@ B = [
         """
          class F:
              def __format__(self, spec):
-                 return "{0.__class__}".format(self)
+                 return "{0.__class__.__base__}".format(self)
          return f"{F()}" + "PW" + "NED"
          """,
         BLOCKED,

@@ -1327,6 +1327,281 @@ CASES = [
         print(Square(3).area(), Square(3).sides())
         """,
     ),
+    # -- idioms models write every day (issue 12) -----------------------------------------------------------------
+    case(
+        "gather_return_exceptions_then_isinstance",
+        """
+        import asyncio
+
+        async def fetch(i: int) -> dict:
+            await asyncio.sleep(0)
+            if i % 2:
+                raise ValueError(f"item {i} failed")
+            return {"id": i}
+
+        results = await asyncio.gather(*(fetch(i) for i in range(4)), return_exceptions=True)
+        ok = [r for r in results if not isinstance(r, Exception)]
+        errors = [f"{type(r).__name__}: {r}" for r in results if isinstance(r, Exception)]
+        print(len(ok), errors)
+        {"ok": ok, "errors": errors}
+        """,
+    ),
+    case(
+        "fstring_self_documenting_expressions",
+        """
+        x, name, ratio = 3, "widgets", 0.125
+        print(f"{x=}", f"{x * 2 = }", f"{name=!r}", f"{ratio=:.1%}", f"{len(name)=}")
+        """,
+    ),
+    case(
+        "dataclasses_with_asdict_fields_and_post_init",
+        """
+        from dataclasses import asdict, dataclass, field, fields
+        from typing import Optional
+
+        @dataclass
+        class LineItem:
+            sku: str
+            qty: int = 1
+
+        @dataclass
+        class Order:
+            id: int
+            items: list[LineItem] = field(default_factory=list)
+            note: Optional[str] = None
+            total: int = 0
+
+            def __post_init__(self):
+                self.total = sum(item.qty for item in self.items)
+
+        order = Order(7, [LineItem("a", 2), LineItem("b")])
+        print(order, [f.name for f in fields(Order)])
+        asdict(order)
+        """,
+    ),
+    case(
+        "wait_for_with_except_asyncio_timeout_error",
+        """
+        import asyncio
+
+        async def slow():
+            await asyncio.sleep(5)
+            return "done"
+
+        try:
+            result = await asyncio.wait_for(slow(), timeout=0.01)
+        except asyncio.TimeoutError:
+            result = "timed out"
+        try:
+            await asyncio.wait_for(slow(), 0.01)
+        except TimeoutError as e:
+            print("builtin too:", type(e).__name__)
+        result
+        """,
+    ),
+    case(
+        "percent_and_format_method",
+        """
+        name, count, ratio = "widgets", 42, 0.12345
+        print("%s: %d items (%.1f%%)" % (name, count, ratio * 100))
+        print("%(n)s=%(c)05d" % {"n": name, "c": count}, "%-6s|%6.2f|" % ("ab", 3.14159))
+        print("{}: {:>5} items, {:.2%}".format(name, count, ratio), "{0}{1}{0}".format("a", "b"))
+        print("{name} has {count:,}".format(name=name, count=1234567), "{:08.3f}".format(-3.5))
+        e = KeyError("k")
+        print("{0.__class__.__name__}: {0}".format(e), "{0.__name__}".format(len))
+        print("{f.__qualname__}".format(f=str.upper))
+        """,
+    ),
+    case(
+        "typing_annotations_on_helpers",
+        """
+        from typing import Any, Callable, Dict, List, Literal, Optional, Tuple, TypedDict, Union
+
+        class Row(TypedDict):
+            name: str
+            score: float
+
+        Mode = Literal["fast", "slow"]
+
+        def top(rows: List[Dict[str, Any]], key: str = "score", n: int = 2) -> List[Dict[str, Any]]:
+            return sorted(rows, key=lambda r: r[key], reverse=True)[:n]
+
+        def parse(value: Union[str, int]) -> Optional[int]:
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                return None
+
+        def run(mode: Mode = "fast", hook: Callable[[str], str] | None = None) -> Tuple[str, int]:
+            return (hook or str.upper)(mode), len(mode)
+
+        rows: list[Row] = [{"name": "a", "score": 1.0}, {"name": "b", "score": 3.0}, {"name": "c", "score": 2.0}]
+        print(top(rows), parse("12"), parse("x"), run(), run("slow", str.title))
+        """,
+    ),
+    case(
+        "itemgetter_counter_most_common_and_groupby",
+        """
+        import itertools
+        from collections import Counter, defaultdict
+        from operator import attrgetter, itemgetter
+
+        rows = [{"city": "Paris", "temp": 18}, {"city": "Oslo", "temp": 5}, {"city": "Paris", "temp": 21}]
+        rows.sort(key=itemgetter("temp"))
+        counts = Counter(r["city"] for r in rows)
+        words = Counter("the cat and the hat and the bat".split())
+        print(counts.most_common(1), words.most_common(2), list(map(itemgetter("city", "temp"), rows)))
+        by_city = defaultdict(list)
+        for r in rows:
+            by_city[r["city"]].append(r["temp"])
+        for city, group in itertools.groupby(sorted(rows, key=itemgetter("city")), key=itemgetter("city")):
+            print(city, [g["temp"] for g in group])
+        print(dict(by_city), sorted([3 + 4j, 1 + 1j], key=attrgetter("imag")), attrgetter("__name__")(len))
+        """,
+    ),
+    case(
+        "datetime_strptime_and_timedelta",
+        """
+        from datetime import date, datetime, timedelta, timezone
+
+        start = datetime.strptime("2024-03-15 10:30", "%Y-%m-%d %H:%M")
+        later = start + timedelta(days=3, hours=2)
+        print(later.isoformat(), later.strftime("%A %d %B %Y"), (later - start).total_seconds())
+        print(date(2024, 1, 31) + timedelta(days=1), date.fromisoformat("2024-02-29").weekday())
+        print(datetime(2024, 5, 1, tzinfo=timezone.utc).astimezone(timezone(timedelta(hours=2))).isoformat())
+        deadline = datetime(2024, 1, 1) - timedelta(weeks=1)
+        print(deadline.date(), timedelta(minutes=90) // timedelta(hours=1), str(timedelta(seconds=3725)))
+        """,
+    ),
+    case(
+        "error_and_function_names_through_dunders",
+        """
+        class APIError(Exception):
+            \"\"\"An API call failed.\"\"\"
+
+            def __init__(self, status: int, message: str):
+                super().__init__(f"{status}: {message}")
+                self.status = status
+
+        class NotFound(APIError):
+            pass
+
+        class ValidationError(Exception):
+            def __init__(self, field, message):
+                Exception.__init__(self, f"{field}: {message}")
+                self.field = field
+
+        def risky(n):
+            \"\"\"Fails for small n.\"\"\"
+            if n == 0:
+                raise ValueError("zero")
+            if n == 1:
+                raise NotFound(404, "missing")
+            if n == 2:
+                raise ValidationError("age", "negative")
+            return 1 / (n - 3)
+
+        seen = {}
+        for n in range(4):
+            try:
+                risky(n)
+            except Exception as e:
+                seen[n] = type(e).__name__
+                print(f"{n}: {e.__class__.__name__} {e.__class__.__qualname__} {e!r} {type(e).__module__}")
+        print(seen, risky.__name__, risky.__qualname__, risky.__doc__, risky.__module__)
+        print(APIError.__name__, APIError.__doc__, NotFound.__doc__, NotFound.__module__, ValueError.__name__)
+        print(type(seen).__name__, seen.__class__.__name__, (1).__class__ is int, [].__class__ is list)
+        print(type(None).__name__, type(len).__name__, len.__name__, print.__name__, str.upper.__qualname__)
+        print(getattr(risky, "__name__", "?"), getattr(3, "__name__", "no name"), hasattr(risky, "__doc__"))
+        print(isinstance(NotFound(1, "x"), APIError.__class__), list.__doc__ == [].__doc__, list.__name__)
+        """,
+    ),
+    case(
+        "names_of_methods_nested_functions_and_classes",
+        """
+        import functools
+
+        class Inventory:
+            \"\"\"Holds items.\"\"\"
+
+            class Entry:
+                pass
+
+            def add(self, name: str) -> "Inventory":
+                return self
+
+            def __repr__(self):
+                return f"{self.__class__.__name__}()"
+
+        def outer():
+            def inner():
+                pass
+
+            return inner
+
+        def timed(fn):
+            @functools.wraps(fn)
+            async def wrapper(*args, **kwargs):
+                print(f"calling {fn.__name__}")
+                return await fn(*args, **kwargs)
+
+            return wrapper
+
+        @timed
+        async def load(n: int) -> list:
+            \"\"\"Load n things.\"\"\"
+            return list(range(n))
+
+        print(Inventory(), Inventory.__qualname__, Inventory.add.__qualname__, Inventory.Entry.__qualname__)
+        print(outer().__qualname__, outer.__name__, Inventory.add.__name__, Inventory().add.__name__)
+        print(await load(3), load.__name__, load.__qualname__, load.__doc__)
+        print([f.__name__ for f in (outer, timed, load)], Inventory.__module__, Inventory().__module__)
+        """,
+    ),
+    case(
+        "main_guard_runs",
+        """
+        async def main():
+            return sum(range(5))
+
+        if __name__ == "__main__":
+            print("main:", await main())
+        print(__name__)
+        """,
+    ),
+    case(
+        "retry_helper_with_exception_names",
+        """
+        import asyncio
+
+        attempts = 0
+
+        async def flaky(x: int) -> int:
+            global attempts
+            attempts += 1
+            if attempts < 3:
+                raise ConnectionError(f"attempt {attempts} refused")
+            return x * 10
+
+        async def with_retry(fn, *args, retries: int = 4, delay: float = 0.0, **kwargs):
+            last: Exception | None = None
+            for attempt in range(1, retries + 1):
+                try:
+                    return await fn(*args, **kwargs)
+                except (ConnectionError, TimeoutError) as e:
+                    last = e
+                    print(f"{fn.__name__} attempt {attempt} failed with {e.__class__.__name__}: {e}")
+                    await asyncio.sleep(delay * attempt)
+            raise RuntimeError(f"{fn.__name__} failed after {retries} retries") from last
+
+        print(await with_retry(flaky, 4))
+        try:
+            attempts = -5
+            await with_retry(flaky, 1, retries=2)
+        except RuntimeError as err:
+            print("gave up:", err, type(err).__name__)
+        """,
+    ),
 ]
 
 
