@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from codemode._replay import PendingApproval as PendingApproval
+from codemode._runtime import ToolCall as ToolCall
 from codemode.catalog import Catalog as Catalog
 from codemode.catalog import CatalogChange as CatalogChange
 from codemode.code_mode import CodeMode as CodeMode
@@ -41,7 +42,6 @@ from codemode.policy import Policy as Policy
 from codemode.policy import ReplaceResult as ReplaceResult
 from codemode.policy import RequireApproval as RequireApproval
 from codemode.policy import ToolLimits as ToolLimits
-from codemode.runtime import ToolCall as ToolCall
 from codemode.search import Ranker as Ranker
 from codemode.search import SearchIndex as SearchIndex
 from codemode.search import ToolIndex as ToolIndex

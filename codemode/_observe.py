@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from codemode._json import JsonValue
+    from codemode._runtime import ToolCall, ToolRuntime
     from codemode.events import EventSink
-    from codemode.runtime import ToolCall, ToolRuntime
 
 logger = logging.getLogger("codemode.events")
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
+from codemode._runtime import ToolCall
 from codemode.errors import ApprovalError, tool_error
 from codemode.policy import CallInfo, CallOutcome, Deny, RequireApproval
-from codemode.runtime import ToolCall
 from sandbox import FunctionError
 
 if TYPE_CHECKING:

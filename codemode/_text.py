@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from codemode._json import JsonValue
-    from codemode.runtime import ToolCall
+    from codemode._runtime import ToolCall
     from sandbox import RunResult
 
 MAX_VALUE_TEXT: Final = 20_000

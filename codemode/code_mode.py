@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Literal, Self
 from codemode._observe import EventListener, Observer
 from codemode._persistence import carry_over
 from codemode._replay import Decision, Ledger, PendingApproval, Record, pending_from, sign, verify
+from codemode._runtime import CatalogStubs, StubCache, ToolCall, ToolRuntime
 from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ERROR_NAME, ApprovalError
 from codemode.policy import Policy
 from codemode.runlog import RunLog, log_record
-from codemode.runtime import CatalogStubs, StubCache, ToolCall, ToolRuntime
 from codemode.search import CatalogSearch
 from sandbox import Limits, RunError, RunResult, Sandbox
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from codemode._json import JsonValue
-    from codemode.runtime import ToolCall
+    from codemode._runtime import ToolCall
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
+from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
 from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
-from sandbox._types import SIZE_GUARDS, SIZED, SafeType, sorted_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable

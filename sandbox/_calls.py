@@ -12,9 +12,9 @@ import builtins
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
-from sandbox._types import make_class
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:

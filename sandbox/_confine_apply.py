@@ -12,6 +12,7 @@ import ctypes
 import errno
 import functools
 import os
+import resource
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -37,8 +38,7 @@ def enclose(config: Confinement, keep: Iterable[int]) -> dict[Layer, str]:
     """Every layer but seccomp, in order; the layers that could not be put up (seccomp too), with the reason."""
     if not sys.platform.startswith("linux"):
         return dict.fromkeys(LAYERS, f"not Linux ({sys.platform})")
-    abi = landlockpy.abi_version()  # loads what both libraries need (their libc handle) while files can be read
-    seccomp = seccompy.supported()
+    abi, seccomp = _probe_kernel()  # also loads what both libraries need (their libc handle) while files can be read
     missing: dict[Layer, str] = {}
     steps: tuple[tuple[Layer, Callable[[], str | None]], ...] = (
         ("fds", lambda: _close_fds(keep)),
@@ -48,7 +48,10 @@ def enclose(config: Confinement, keep: Iterable[int]) -> dict[Layer, str]:
         ("landlock", lambda: _landlock(abi)),
     )
     for layer, step in steps:
-        why = step()
+        try:
+            why = step()
+        except OSError as error:  # a refusal no step foresaw: that layer is missing, the others still go up
+            why = f"{type(error).__name__}: {error}"
         if why is not None:
             missing[layer] = why
     if not seccomp:
@@ -74,15 +77,24 @@ def _failed(call: str) -> str:
     return f"{call} failed: {errno.errorcode.get(code, code)} ({os.strerror(code)})"
 
 
+def _probe_kernel() -> tuple[int, bool]:
+    """The Landlock ABI (0: none) and whether seccomp filters can be loaded."""
+    try:
+        abi = landlockpy.abi_version()
+    except OSError:
+        abi = 0
+    try:
+        seccomp = seccompy.supported()
+    except OSError:
+        seccomp = False
+    return abi, seccomp
+
+
 def _close_fds(keep: Iterable[int]) -> str | None:
     # stdin, stdout and stderr stay open on /dev/null, so nothing made later can take their numbers
     kept = sorted({0, 1, 2, *keep})
-    start = 0
-    for fd in [*kept, None]:
-        stop = fd if fd is not None else os.sysconf("SC_OPEN_MAX")
-        if stop > start:
-            os.closerange(start, stop)
-        start = (fd or 0) + 1
+    for low, high in zip(kept, [*kept[1:], os.sysconf("SC_OPEN_MAX")], strict=True):
+        os.closerange(low + 1, high)
     return None
 
 
@@ -108,6 +120,8 @@ def _drop_root(config: Confinement) -> str | None:
         os.setgroups([])
         os.setresgid(config.gid, config.gid, config.gid)
         os.setresuid(config.uid, config.uid, config.uid)
+        # only now: set before, the kernel would mark the uid change over the limit and fail execve early
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     except OSError as error:
         return f"dropping root to uid {config.uid} failed: {error.strerror}"
     return None

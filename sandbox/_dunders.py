@@ -1,6 +1,6 @@
 """What reading a dunder the sandbox allows on any object gives: names, docstrings, `__class__`, a base `__init__`.
 
-Apart from the guards because it needs the sandbox's `type` (`sandbox._types`), which builds on them: the guards
+Apart from the guards because it needs the sandbox's `type` (`sandbox._classes`), which builds on them: the guards
 import this module, and it imports theirs when called (both are loaded by then: a confined worker cannot read a
 module from disk). Which dunders are readable, and the refusals of the rest, belong to the compile policy
 (`READABLE_DUNDERS`, `dunder_refusal`).
@@ -26,8 +26,8 @@ def read_dunder(guards: Guards, obj: object, name: str) -> Any:
     `__class__` is the sandbox's `type(obj)`; `__name__`, `__qualname__`, `__doc__` and `__module__` are given
     only when they are a plain str or None, so none of them hands the code an object.
     """
+    from sandbox._classes import real_bases, type_of
     from sandbox._guards import forbid
-    from sandbox._types import real_bases, type_of
 
     if name == "__class__":
         return type_of(obj)

@@ -108,9 +108,11 @@ class WorkerPool:
             raise SandboxError("the worker pool is not running; use `async with Sandbox(...)`")
         if self.memory > 0 and (memory <= 0 or memory > self.memory):
             worker = await self._new_worker(memory)
+            self._workers.add(worker)  # so closing the pool kills it too
             try:
                 yield worker
             finally:
+                self._workers.discard(worker)
                 await worker.kill()
             return
         worker = await self._acquire()

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, cast
 from sandbox._asyncio import AsyncioFacade
 from sandbox._builtins import Output, make_builtins
 from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
+from sandbox._classes import make_class
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
-from sandbox._types import make_class
 from sandbox._variables import Keeper
 from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult

@@ -52,7 +52,7 @@ class _Memory:
 
     def __init__(self, ceiling: int) -> None:
         self.base = _address_space() if ceiling > 0 and os.path.exists("/proc/self/statm") else 0
-        """Bytes mapped once warm; each run may add its `Limits.memory` to these."""
+        """Bytes mapped at start; each run may add its `Limits.memory` to these."""
         self.hard = self.base + ceiling if self.base else resource.RLIM_INFINITY
 
     def limit_run(self, memory: int) -> None:
@@ -66,8 +66,9 @@ def _limit_resources(memory: _Memory) -> None:
     limits = [
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_FSIZE, 0),  # no file can be written
-        (resource.RLIMIT_NPROC, 0),  # no process can be started (once it no longer runs as root)
     ]
+    if os.geteuid() != 0:  # root ignores it; a worker dropping root sets it after (`sandbox._confine_apply`)
+        limits.append((resource.RLIMIT_NPROC, 0))  # no process can be started
     if memory.base:
         limits.append((resource.RLIMIT_AS, memory.hard))
     for which, value in limits:

@@ -33,9 +33,15 @@ from sandbox.limits import Limits
 _DIED = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, ProtocolError, OSError)
 
 
-async def probe(path: str, source: str, args: list[str], confinement: Confinement) -> int:
+PROBE_WORKER = ("-m", "sandbox._confine_probe")
+"""How the interpreter is told to run the probe's worker."""
+
+
+async def probe(
+    path: str, source: str, args: list[str], confinement: Confinement, entry: tuple[str, ...] = PROBE_WORKER
+) -> int:
     """Run `source`, read from `path`, in a confined worker; its exit status."""
-    worker = await WorkerProcess.start(Limits().memory, confinement, entry=("-m", "sandbox._confine_probe"))
+    worker = await WorkerProcess.start(Limits().memory, confinement, entry=entry)
     print(f"sandbox.probe: {worker.layers}", file=sys.stderr, flush=True)
     try:
         await worker.send({"t": "probe", "file": path, "source": source, "args": args})

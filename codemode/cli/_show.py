@@ -11,10 +11,10 @@ import textwrap
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from codemode import ToolCall
 from codemode._text import summary
 from codemode.agent import AgentEvents
 from codemode.events import CallHeld, CallStarted
-from codemode.runtime import ToolCall
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING
 import pytest
 from confinement_kit import needs
 
+from sandbox import Confinement
+from sandbox.probe import probe as probe_in_process
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
@@ -288,3 +291,68 @@ def test_the_probe_relays_output_and_exit_status_and_reports_a_dead_worker(tmp_p
     )
     assert (done.returncode, done.stdout) == (128 + 9, "before\n")
     assert done.stderr.endswith("sandbox.probe: the confined worker died (exit status -9)\n")
+
+
+WITHOUT_SECCOMP = (
+    "-c",
+    (
+        "import sandbox._confine_apply as apply\n"
+        "apply.seal = lambda missing: missing.update(seccomp='left out by the test')\n"
+        "from sandbox._confine_probe import ProbeWorker\n"
+        "from sandbox._worker import main\n"
+        "main(ProbeWorker)\n"
+    ),
+)
+"""The probe's worker with every layer but seccomp: a test-only entry point, to show the others hold alone."""
+
+
+@needs("fds", "no_new_privs", "namespaces", "uid", "landlock")
+async def test_without_seccomp_the_other_layers_still_refuse(
+    tmp_path: Path, victim: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Landlock refuses files, TCP and `execve`; the namespace, UDP; `nobody`, forks and the host's signals."""
+    canary = tmp_path / "canary.txt"
+    canary.write_text("CANARY-7f3a", encoding="utf-8")
+    canary.chmod(0o644)
+    tcp = socket.create_server(("127.0.0.1", 0))
+    source = PRELUDE + textwrap.dedent(
+        """
+        import signal, socket
+        canary, directory, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        attempt("canary", lambda: open(canary).read())
+        attempt("list /", lambda: os.listdir("/"))
+        attempt("host environ", lambda: open(f"/proc/{host}/environ", "rb").read())
+        attempt("unlink", lambda: os.unlink(os.path.join(directory, "file.txt")))
+        attempt("create", lambda: open(os.path.join(directory, "new.txt"), "w"))
+        attempt("tcp", lambda: socket.create_connection(("127.0.0.1", port), timeout=2))
+        attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", port)))
+        attempt("interfaces", lambda: [name for _, name in socket.if_nameindex()])
+        attempt("fork", os.fork)
+        attempt("execv", lambda: os.execv("/bin/sh", ["sh"]))
+        attempt("kill host", lambda: os.kill(host, signal.SIGUSR1))
+        attempt("setuid", lambda: os.setuid(0))
+        """
+    )
+    args = [str(canary), str(victim), str(os.getpid()), str(tcp.getsockname()[1])]
+    with tcp:
+        status = await probe_in_process("attack.py", source, args, Confinement(), entry=WITHOUT_SECCOMP)
+        tcp.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            tcp.accept()
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert err.startswith("sandbox.probe: OS-level confinement: fds, no_new_privs, namespaces, uid, landlock; ")
+    assert out.splitlines() == [
+        "canary: PermissionError EACCES",
+        "list /: PermissionError EACCES",
+        "host environ: PermissionError EACCES",
+        "unlink: PermissionError EACCES",
+        "create: PermissionError EACCES",
+        "tcp: PermissionError EACCES",
+        "udp: OSError ENETUNREACH",
+        "interfaces: done ['lo']",
+        "fork: BlockingIOError EAGAIN",
+        "execv: PermissionError EACCES",
+        "kill host: PermissionError EPERM",
+        "setuid: PermissionError EPERM",
+    ]

@@ -7,8 +7,10 @@ pipes; and that the sandbox the language suite runs in is confined the same way.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -16,6 +18,7 @@ import pytest
 from confinement_kit import LAYERS, needs
 
 from sandbox import Confinement, ConfinementError, Layers, Limits, Sandbox, SandboxError
+from sandbox._dispatch import Dispatcher
 from sandbox._pool import WorkerPool
 
 STANDIN = (str(Path(__file__).with_name("confinement_standin.py")),)
@@ -26,6 +29,12 @@ def proc(pid: int) -> dict[str, str]:
     """The fields of `/proc/<pid>/status`."""
     lines = Path(f"/proc/{pid}/status").read_text().splitlines()
     return {name: value.strip() for name, _, value in (line.partition(":") for line in lines)}
+
+
+def clear(path: str) -> None:
+    """Remove the stand-in's marker of a first start, if there is one."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
 
 
 def descriptors(pid: int) -> list[str]:
@@ -97,6 +106,29 @@ async def test_a_worker_that_cannot_start_is_an_immediate_error() -> None:
     with anyio.fail_after(20), pytest.raises(SandboxError) as raised:
         await pool.__aenter__()
     assert str(raised.value).startswith("a sandbox worker process exited before it was ready (exit status 3, ")
+
+
+async def test_a_replacement_that_cannot_start_fails_the_next_run_at_once() -> None:
+    """After the pool started, a replacement that dies before `ready` makes the next run raise, not wait 60 s."""
+    marker = os.path.join(tempfile.gettempdir(), f"confinement-standin-{os.getpid()}")
+    clear(marker)
+    try:
+        async with WorkerPool(size=1, memory=3, confinement=Confinement(), entry=STANDIN) as pool:
+            async with pool.worker(3) as worker:
+                crashed = await worker.run(
+                    "return 1",
+                    limits=Limits(timeout=5.0),
+                    dispatcher=Dispatcher({}, Limits(), limit=True),
+                    error_names=(),
+                )
+            assert crashed.error is not None
+            assert crashed.error.kind == "crashed"
+            with anyio.fail_after(20), pytest.raises(SandboxError) as raised:
+                async with pool.worker(3):
+                    pass
+            assert str(raised.value).startswith("a sandbox worker process exited before it was ready (exit status 3")
+    finally:
+        clear(marker)
 
 
 def test_confinement_refuses_root_ids_and_inline_refuses_to_require() -> None:

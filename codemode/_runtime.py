@@ -42,7 +42,7 @@ SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
 
 @dataclass(frozen=True, kw_only=True)
 class ToolCall:
-    """One tool call a run made."""
+    """One tool call a run made (public as `codemode.ToolCall`: this module is private)."""
 
     name: str
     """The tool's original name."""

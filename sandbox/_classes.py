@@ -1,4 +1,7 @@
-"""The sandbox's `type`: what a class may hold, and a `type()` that cannot make classes with hidden dunders.
+"""The classes the code sees and makes: the sandbox's `type`, the size-checked collection types, the class hook.
+
+The code's class statements go through `make_class` (the policy's `__metaclass__` hook), `type(x)` answers with
+the sandbox's `type` or a size-checked stand-in (`list`, `tuple`, `bytes`...), and class namespaces are checked.
 
 A class namespace with dunders of the code's choosing is an escape: `__match_args__ = ("__globals__",)` with a
 permissive `__instancecheck__` lets a `match` statement read a host function's globals, and `__del__` runs
