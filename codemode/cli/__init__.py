@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from typing import TYPE_CHECKING
 
@@ -30,8 +31,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.Handler):
+    """Warnings as `codemode: <message>` lines on whatever `sys.stderr` is when they happen."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"codemode: {record.getMessage()}", file=sys.stderr)
+
+
+def _log_to_stderr() -> None:
+    """Print codemode's warnings once each, as lines a person reads (not logging's bare last-resort output)."""
+    logger = logging.getLogger("codemode")
+    if not any(isinstance(handler, _StderrHandler) for handler in logger.handlers):
+        logger.addHandler(_StderrHandler(logging.WARNING))  # found first, so logging's last resort stays silent
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    _log_to_stderr()
     parser = build_parser()
     args = parser.parse_args(argv)
     status: int = args.run(args)

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Self
 
 import anyio
 
+from codemode._text import summary
 from codemode.config import McpHttpSource, McpStdioSource, OpenApiSource, build_catalog, load_config
 from codemode.errors import CodemodeError
+from codemode.events import CallFinished
 
 if TYPE_CHECKING:
     import argparse
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
     from codemode.catalog import Catalog
     from codemode.config import Config
+    from codemode.events import RunEvent
     from codemode.mcp import McpSources
     from codemode.openapi import OpenApiSources
 
@@ -86,12 +89,11 @@ def catalog_from_args(args: argparse.Namespace) -> Catalog | None:
     if sources is None:
         return None
 
-    async def list_tools() -> None:
+    async def list_tools() -> bool:
         async with sources:
-            report_failures(sources)
+            return refused(args, sources)
 
-    anyio.run(list_tools)
-    return sources.catalog
+    return None if anyio.run(list_tools) else sources.catalog
 
 
 @contextlib.asynccontextmanager
@@ -113,8 +115,7 @@ async def opened_catalog(args: argparse.Namespace) -> AsyncIterator[Catalog | No
         yield None
         return
     async with sources:
-        report_failures(sources)
-        yield sources.catalog
+        yield None if refused(args, sources) else sources.catalog
 
 
 def sources_from_args(args: argparse.Namespace, config: Config | None = None) -> ConfigSources | None:
@@ -161,10 +162,51 @@ def _needs_connections(config: Config) -> bool:
     return any(isinstance(source, McpStdioSource | McpHttpSource | OpenApiSource) for source in config.sources)
 
 
-def report_failures(sources: ConfigSources) -> None:
-    """Print the servers, descriptions, tools and operations left out (and tools kept with relaxed checks), and why."""
-    for server, reason in sources.mcp.failures.items() if sources.mcp else ():
-        verb = "" if reason.startswith("kept") else "left out: "
-        print(f"codemode: MCP server {server!r} {verb}{reason}", file=sys.stderr)
-    for api, reason in sources.openapi.failures.items() if sources.openapi else ():
-        print(f"codemode: OpenAPI {api!r} left out: {reason}", file=sys.stderr)
+def report_failures(sources: ConfigSources) -> int:
+    """How many servers, descriptions, tools or operations were left out (each was logged, once, as it happened).
+
+    Tools kept with relaxed argument checks (`kept, but ...`) are not counted: they work.
+    """
+    reasons = [
+        *(sources.mcp.failures.values() if sources.mcp else ()),
+        *(sources.openapi.failures.values() if sources.openapi else ()),
+    ]
+    return sum(1 for reason in reasons if not reason.startswith("kept"))
+
+
+def add_allow_missing_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--allow-missing`."""
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="go on without the sources (MCP servers, OpenAPI descriptions) that fail to load, instead of exiting 2",
+    )
+
+
+def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `-v`/`--verbose`."""
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show each tool call with its arguments, outcome and duration"
+    )
+
+
+def print_call(event: RunEvent) -> None:
+    """One line on stderr for each tool call that ended (or was in flight when the run stopped)."""
+    if isinstance(event, CallFinished):
+        call = event.call
+        outcome = "in flight" if call.in_flight else ("ok" if call.ok else "failed")
+        error = f": {call.error}" if call.error else ""
+        print(f"codemode: call {summary(call)} {outcome} {call.duration:.2f} s{error}", file=sys.stderr, flush=True)
+
+
+def refused(args: argparse.Namespace, sources: ConfigSources) -> bool:
+    """True, after saying so, when sources failed to load and `--allow-missing` was not given."""
+    failed = report_failures(sources)
+    if not failed or getattr(args, "allow_missing", False):
+        return False
+    what = "a source" if failed == 1 else f"{failed} sources"
+    print(
+        f"codemode: {what} failed to load (see above); fix the config, or pass --allow-missing to go on without it",
+        file=sys.stderr,
+    )
+    return True

@@ -9,15 +9,18 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import DEFAULT_SYSTEM, Agent
+from codemode.cli._approve import ask_in_terminal
 from codemode.cli._catalogs import (
+    add_allow_missing_argument,
     add_config_argument,
     add_log_argument,
     add_persist_argument,
     add_search_argument,
+    add_verbose_argument,
     opened_catalog,
     search_unavailable,
 )
-from codemode.cli._models import PROVIDERS, model_for
+from codemode.cli._models import PROVIDERS, missing_key, model_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
 from codemode.demo.catalog import build_demo_catalog
@@ -39,6 +42,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--provider", choices=sorted(PROVIDERS), required=True)
     parser.add_argument("--model", required=True, help="the provider's model name")
     add_config_argument(parser, required=False)
+    add_allow_missing_argument(parser)
+    add_verbose_argument(parser)
     parser.add_argument("--max-steps", type=int, default=20)
     parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
     parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
@@ -57,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     """Chat until the model answers; exit 0 on an answer, 1 otherwise, 2 on bad input."""
     if search_unavailable(args):
+        return 2
+    missing = missing_key(args.provider)
+    if missing is not None:
+        print(missing, file=sys.stderr)
         return 2
     try:
         model = model_for(args.provider, stream=not args.no_stream)
@@ -90,7 +99,7 @@ async def _tick(transcript: Transcript) -> None:
 
 
 async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int:
-    transcript = Transcript()
+    transcript = Transcript(progress_after=0.0 if args.verbose else 1.0)
     async with CodeMode(
         catalog,
         isolation=args.isolation,
@@ -105,6 +114,7 @@ async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int
             system=args.system,
             max_steps=args.max_steps,
             events=transcript.events(),
+            approve=ask_in_terminal,
         )
         async with anyio.create_task_group() as ticking:
             ticking.start_soon(_tick, transcript)

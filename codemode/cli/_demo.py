@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import Agent
-from codemode.cli._models import PROVIDERS, model_for, wire_for
+from codemode.cli._models import PROVIDERS, missing_key, model_for, wire_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
 from codemode.demo.catalog import build_demo_catalog
@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 0 when the model answered."""
     if args.provider and not args.model:
         print("codemode: --provider needs --model NAME", file=sys.stderr)
+        return 2
+    missing = missing_key(args.provider) if args.provider else None
+    if missing is not None:
+        print(missing, file=sys.stderr)
         return 2
     return anyio.run(_demo, args)
 

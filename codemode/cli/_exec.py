@@ -9,10 +9,13 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.cli._catalogs import (
+    add_allow_missing_argument,
     add_config_argument,
     add_log_argument,
     add_search_argument,
+    add_verbose_argument,
     opened_catalog,
+    print_call,
     search_unavailable,
 )
 from codemode.code_mode import CodeMode
@@ -26,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("exec", help="run a script in the sandbox against the configured catalog")
     parser.add_argument("script", metavar="FILE|-", help="Python file to run, or - for standard input")
     add_config_argument(parser)
+    add_allow_missing_argument(parser)
+    add_verbose_argument(parser)
     parser.add_argument(
         "--isolation",
         choices=["process", "inline"],
@@ -52,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             if catalog is None:
                 return 2
             async with CodeMode(catalog, isolation=args.isolation, search=args.search, log=args.log) as cm:
-                result = await cm.execute(code, cm.new_state())
+                result = await cm.execute(code, cm.new_state(), on_event=print_call if args.verbose else None)
         print(result.text)
         if result.announcement:
             print()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -13,6 +14,23 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     "openai-chat": ("codemode.providers.openai_chat", "OpenAIChatWire", "OpenAIChatModel"),
     "openai-responses": ("codemode.providers.openai_responses", "OpenAIResponsesWire", "OpenAIResponsesModel"),
 }
+
+
+KEYS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "openai-chat": ("OPENAI_API_KEY",),
+    "openai-responses": ("OPENAI_API_KEY",),
+}
+"""The environment variables each provider's SDK takes its credentials from (any one will do)."""
+
+
+def missing_key(provider: str) -> str | None:
+    """A one-line message saying what to set when no credential for `provider` is in the environment, else None."""
+    keys = KEYS[provider]
+    if any(os.environ.get(key) for key in keys):
+        return None
+    base = keys[0].replace("_API_KEY", "_BASE_URL")
+    return f"codemode: set {keys[0]} to use --provider {provider} (and {base} for another endpoint)"
 
 
 def _attribute(provider: str, index: int) -> Any:

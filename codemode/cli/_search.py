@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codemode.cli._catalogs import add_config_argument, add_search_argument, catalog_from_args, search_unavailable
+from codemode.cli._catalogs import (
+    add_allow_missing_argument,
+    add_config_argument,
+    add_search_argument,
+    catalog_from_args,
+    search_unavailable,
+)
 from codemode.search import build_index
 from codemode.stubs import render_signature
 
@@ -17,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("search", help="show the tools that best match a query")
     parser.add_argument("query", help="what the tool should do")
     add_config_argument(parser)
+    add_allow_missing_argument(parser)
     parser.add_argument("-k", "--max-results", type=int, default=5, help="how many tools to show (default 5)")
     add_search_argument(parser)
     parser.set_defaults(run=run)

@@ -199,7 +199,7 @@ class McpSources:
 
     def _fail(self, key: str, message: str) -> None:
         self.failures[key] = message
-        logger.warning("MCP server %s left out: %s", key, message)
+        logger.warning("MCP server %r left out: %s", key, message)
 
 
 class _Link:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codemode.config import McpHttpSource, McpStdioSource, build_catalog
+from codemode.config import McpHttpSource, McpStdioSource, build_catalog, expand_env
 from codemode.mcp._client import McpSources
 from codemode.mcp._servers import HttpServer, McpServer, StdioServer
 
@@ -34,22 +34,27 @@ def sources_from_config(config: Config, *, timeout: float = 60.0, connect_timeou
 
 
 def mcp_servers(config: Config) -> list[McpServer]:
-    """The config's MCP tables as server descriptions, in file order."""
+    """The config's MCP tables as server descriptions, in file order.
+
+    `${VAR}` and `${VAR:-default}` in `env` values, `headers` values and `mcp_url` are read from the environment,
+    so tokens stay out of the file.
+
+    Raises:
+        ConfigError: A variable without a default is not set.
+    """
     servers: list[McpServer] = []
     for source in config.sources:
+        where = f"{config.path}: {source.table}"
         match source:
             case McpStdioSource():
+                env = {k: expand_env(v, where) for k, v in source.env.items()}
                 servers.append(
                     StdioServer(
-                        command=source.command,
-                        name=source.name,
-                        env=source.env,
-                        cwd=source.cwd,
-                        approval=source.approval,
+                        command=source.command, name=source.name, env=env, cwd=source.cwd, approval=source.approval
                     )
                 )
             case McpHttpSource():
-                servers.append(
-                    HttpServer(url=source.url, name=source.name, headers=source.headers, approval=source.approval)
-                )
+                headers = {k: expand_env(v, where) for k, v in source.headers.items()}
+                url = expand_env(source.url, where)
+                servers.append(HttpServer(url=url, name=source.name, headers=headers, approval=source.approval))
     return servers

@@ -495,3 +495,15 @@ def test_chat_reports_a_refused_request_on_one_line_and_exits_1(
     assert err.endswith(" - the request was refused; check the model name and options\n")
     assert err.count("\n") == 1
     assert "Traceback" not in out + err
+
+
+def test_chat_log_and_persist_variables_write_each_run_with_the_names_kept(
+    tmp_path: Path, loopback: Callable[[Answer], Exchange], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`chat --log FILE --persist-variables`: one JSON line per `code` run, naming the variables it kept."""
+    loopback(scripted("anthropic"))
+    log = tmp_path / "runs.jsonl"
+    assert chat("anthropic", "--isolation", "inline", "--no-stream", "--log", str(log), "--persist-variables") == 0
+    capsys.readouterr()
+    (line,) = [json.loads(text) for text in log.read_text(encoding="utf-8").splitlines()]
+    assert (line["ok"], line["code"], line["variables"]) == (True, CHAT_STEPS[0].codes[0], [])

@@ -47,8 +47,6 @@ async def test_code_and_objects_are_dropped_each_with_its_reason(sb: Sandbox) ->
         def helper(): return 1
         class Box: pass
         box = Box()
-        class Rows(list): pass
-        rows = Rows([1])
         total = 3
     """
     result = await sb.run(dedent(code), variables={})
@@ -58,8 +56,6 @@ async def test_code_and_objects_are_dropped_each_with_its_reason(sb: Sandbox) ->
         "helper": "a function: define it again",
         "Box": "a class: define it again",
         "box": "box is a Box, not JSON data (use dict, list, str, int, float, bool, None)",
-        "Rows": "a class: define it again",
-        "rows": "rows is a Rows, not JSON data (use dict, list, str, int, float, bool, None)",
     }
 
 
@@ -120,7 +116,7 @@ async def test_host_function_names_are_never_kept(sb: Sandbox) -> None:
 async def test_bad_variables_are_the_callers_mistake() -> None:
     """Names the code could not use, names of host functions and non-JSON values raise `SandboxError`."""
     async with Sandbox(isolation="inline") as sb:
-        for variables in ({"_hidden": 1}, {"not a name": 1}, {"class": 1}, {"echo": 1}, {"x": {1, 2}}):
+        for variables in ({"_hidden": 1}, {"not a name": 1}, {"class": 1}, {"echo": 1}, {"x": object()}):
             with pytest.raises(SandboxError):
                 await sb.run("x = 1", functions={"echo": lambda: 1}, variables=variables)
 
