@@ -21,7 +21,7 @@ from sandbox._classes import make_class
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._decimalctx import decimal_members
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
-from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
@@ -169,7 +169,7 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
     if isinstance(value, PendingCall):
         return None, RunError(kind="runtime", message=str(value.fix_it()), type_name="NotAwaitedError")
     try:
-        checked = check_json(value)
+        checked = to_json(value)
     except NotJsonError as error:
         return None, RunError(kind="runtime", message=f"the returned {error}", type_name="TypeError")
     except RecursionError:
