@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+from codemode._replay import Decision as Decision
 from codemode._replay import PendingApproval as PendingApproval
 from codemode._runtime import ToolCall as ToolCall
 from codemode.catalog import Catalog as Catalog
@@ -61,6 +62,7 @@ __all__ = [
     "CodeTool",
     "CodemodeError",
     "ConfigError",
+    "Decision",
     "Deny",
     "DiscoveryState",
     "ExecuteResult",

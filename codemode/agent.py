@@ -4,24 +4,36 @@ Each step sends the whole history; the tools and the system prompt are built onc
 (model responses, tool results, announcements), so every request is a byte prefix of the next. The history is
 plain data: `Agent.save()` gives JSON, and `Agent.resume()` continues it in another process, rebuilding the
 discovery state from the announcements in the history.
+
+A `code` call that reaches a tool call needing approval asks `Agent.approve` (a callback), or, without one,
+stops the run with `stopped == "approval"`: save the agent, let a person decide (minutes later, elsewhere),
+and `Agent.decide(...)` continues. While a call waits nothing is sent to the model, so the history stays
+a prefix of every later request.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from codemode._replay import Decision
 from codemode.discovery import DiscoveryState
-from codemode.providers.base import ToolOutcome
+from codemode.errors import ApprovalError
+from codemode.providers.base import CodeCall, ToolOutcome
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from codemode._json import JsonObject
+    from codemode._replay import PendingApproval
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.events import EventSink
-    from codemode.providers.base import CodeCall, Model, Placement, TextSink, Turn, Usage
+    from codemode.providers.base import Model, Placement, TextSink, Turn, Usage
+
+Approver: TypeAlias = "Callable[[PendingApproval], bool | Decision | Awaitable[bool | Decision]]"
+"""Asks a person about a pending call: `True`/`False`, or a `Decision` with a reason for a denial."""
 
 DEFAULT_SYSTEM = (
     "You are a capable assistant with access to a large catalog of tools through the `code` tool. "
@@ -48,12 +60,14 @@ class AgentResult:
 
     answer: str
     """The final answer (the last response's text)."""
-    stopped: Literal["answer", "max_steps", "error"]
-    """Why the loop stopped."""
+    stopped: Literal["answer", "max_steps", "error", "approval"]
+    """Why the loop stopped (`approval`: a call waits for a person; see `Agent.decide`)."""
     steps: tuple[StepRecord, ...] = ()
     """Every step of this run."""
     error: str | None = None
     """The model API error, when `stopped == "error"`."""
+    pending: PendingApproval | None = None
+    """The call waiting for a decision, when `stopped == "approval"`."""
 
     @property
     def usage(self) -> tuple[Usage, ...]:
@@ -110,9 +124,33 @@ class Agent:
     """What the model has been shown."""
     events: AgentEvents = field(default_factory=AgentEvents)
     """Callbacks for showing progress."""
+    approve: Approver | None = None
+    """Asks a person about each call that needs approval; without it, a run stops at such a call."""
+    paused: JsonObject | None = None
+    """The turn stopped at a pending approval: its finished outcomes and the calls still to run (plain data)."""
 
     def __post_init__(self) -> None:
         self._tools = self.model.wire.tools(self.code_mode.tool)
+
+    async def decide(self, approved: bool, *, reason: str | None = None) -> AgentResult:
+        """Give the decision on the pending call, finish the paused turn, and continue the conversation.
+
+        Raises:
+            ApprovalError: Nothing is waiting for a decision, or the saved record was changed.
+        """
+        paused = self.paused
+        if paused is None:
+            raise ApprovalError("this conversation has no call waiting for approval; nothing to decide")
+        call, rest, done = _unpack(paused)
+        result = await self._approved(await self.code_mode.resume(self.state, approved=approved, reason=reason))
+        if result.pending is not None:
+            return AgentResult(answer="", stopped="approval", pending=result.pending)
+        self._finished(call, result)
+        self.paused = {**paused, "done": [*done, _outcome_json(call, result)]}
+        _, pending = await self._run_calls(rest)
+        if pending is not None:
+            return AgentResult(answer="", stopped="approval", pending=pending)
+        return await self.run(None)
 
     async def run(self, prompt: str | None) -> AgentResult:
         """Add `prompt` as a user message and loop until the model answers, or `max_steps`.
@@ -141,8 +179,11 @@ class Agent:
             if self.events.on_text and turn.text and not streamed:  # a model that did not stream: show it whole
                 self.events.on_text(turn.text + "\n")
             self.messages.extend(turn.messages)
-            executions = await self._run_calls(turn.calls)
+            self.paused = {"done": []}
+            executions, pending = await self._run_calls(turn.calls)
             steps.append(StepRecord(turn=turn, executions=executions, request_bytes=len(json.dumps(request))))
+            if pending is not None:
+                return AgentResult(answer=turn.text, stopped="approval", steps=tuple(steps), pending=pending)
             if not turn.calls:
                 return AgentResult(answer=turn.text, stopped="answer", steps=tuple(steps))
         return AgentResult(answer=steps[-1].turn.text if steps else "", stopped="max_steps", steps=tuple(steps))
@@ -158,30 +199,61 @@ class Agent:
 
         return sink
 
-    async def _run_calls(self, calls: tuple[CodeCall, ...]) -> tuple[tuple[CodeCall, ExecuteResult | None], ...]:
-        outcomes: list[ToolOutcome] = []
+    async def _run_calls(
+        self, calls: tuple[CodeCall, ...]
+    ) -> tuple[tuple[tuple[CodeCall, ExecuteResult | None], ...], PendingApproval | None]:
+        """Run the turn's calls in order (into `paused["done"]`); stop at one that waits for a decision."""
+        assert self.paused is not None
+        done: list[JsonObject] = list(self.paused["done"])  # type: ignore[arg-type]  # written by this class
         executions: list[tuple[CodeCall, ExecuteResult | None]] = []
-        for call in calls:  # in order: a later call may use tools an earlier one discovered
+        for index, call in enumerate(calls):  # in order: a later call may use tools an earlier one discovered
             if call.error is not None:
-                outcomes.append(ToolOutcome(call_id=call.id, text=call.error, is_error=True))
+                done.append({"id": call.id, "text": call.error, "is_error": True})
                 executions.append((call, None))
                 continue
             if self.events.on_code:
                 self.events.on_code(call)
-            result = await self.code_mode.execute(call.code, self.state, on_event=self.events.on_call)
-            if self.events.on_result:
-                self.events.on_result(call, result)
-            outcomes.append(
-                ToolOutcome(call_id=call.id, text=result.text, is_error=not result.ok, announcement=result.announcement)
+            result = await self._approved(
+                await self.code_mode.execute(call.code, self.state, on_event=self.events.on_call)
             )
             executions.append((call, result))
-        if outcomes:
-            self.messages.extend(self.model.wire.results(outcomes, self.placement))
-        return tuple(executions)
+            if result.pending is not None:
+                rest = [{"id": c.id, "code": c.code, "error": c.error} for c in calls[index:]]
+                self.paused = {"done": done, "calls": rest}  # type: ignore[dict-item]  # plain JSON lists
+                return tuple(executions), result.pending
+            self._finished(call, result)
+            done.append(_outcome_json(call, result))
+        self.paused = None
+        if done:
+            self.messages.extend(self.model.wire.results([_outcome(item) for item in done], self.placement))
+        return tuple(executions), None
+
+    async def _approved(self, result: ExecuteResult) -> ExecuteResult:
+        """`result`, resumed with the approver's decisions for as long as it waits for one."""
+        while result.pending is not None and self.approve is not None:
+            answer = self.approve(result.pending)
+            decision = await answer if inspect.isawaitable(answer) else answer
+            if isinstance(decision, bool):
+                decision = Decision(approved=decision)
+            result = await self.code_mode.resume(
+                self.state, approved=decision.approved, reason=decision.reason, on_event=self.events.on_call
+            )
+        return result
+
+    def _finished(self, call: CodeCall, result: ExecuteResult) -> None:
+        if self.events.on_result:
+            self.events.on_result(call, result)
 
     def save(self) -> JsonObject:
-        """The conversation as JSON data (the discovery state is derivable from it, but kept for checking)."""
-        return {"wire": self.model.wire.name, "messages": list(self.messages), "state": self.state.to_json()}
+        """The conversation as JSON data: the history, the state (with any pending approval) and a paused turn."""
+        saved: JsonObject = {
+            "wire": self.model.wire.name,
+            "messages": list(self.messages),
+            "state": self.state.to_json(),
+        }
+        if self.paused is not None:
+            saved["paused"] = self.paused
+        return saved
 
     @classmethod
     def resume(cls, code_mode: CodeMode, model: Model, saved: JsonObject, **options: object) -> Agent:
@@ -197,8 +269,39 @@ class Agent:
         saved_state = saved.get("state")
         if isinstance(saved_state, dict):
             kept = DiscoveryState.from_json(saved_state)
-            state.variables, state.assigned = kept.variables, kept.assigned
-        return cls(code_mode=code_mode, model=model, messages=messages, state=state, **options)  # type: ignore[arg-type]
+            state.variables, state.assigned, state.approval = kept.variables, kept.assigned, kept.approval
+        paused = saved.get("paused") if isinstance(saved.get("paused"), dict) else None
+        agent = cls(code_mode=code_mode, model=model, messages=messages, state=state, **options)  # type: ignore[arg-type]
+        agent.paused = paused  # type: ignore[assignment]  # checked to be an object just above
+        return agent
+
+
+def _outcome_json(call: CodeCall, result: ExecuteResult) -> JsonObject:
+    return {"id": call.id, "text": result.text, "is_error": not result.ok, "announcement": result.announcement}
+
+
+def _outcome(data: JsonObject) -> ToolOutcome:
+    announcement = data.get("announcement")
+    return ToolOutcome(
+        call_id=str(data["id"]),
+        text=str(data["text"]),
+        is_error=data.get("is_error") is True,
+        announcement=announcement if isinstance(announcement, str) else None,
+    )
+
+
+def _unpack(paused: JsonObject) -> tuple[CodeCall, tuple[CodeCall, ...], list[JsonObject]]:
+    """The paused call, the calls after it, and the outcomes already finished."""
+    raw_calls, raw_done = paused.get("calls"), paused.get("done")
+    if not isinstance(raw_calls, list) or not raw_calls or not isinstance(raw_done, list):
+        raise ApprovalError("the saved conversation's paused turn is malformed")
+    calls = tuple(_code_call(c) for c in raw_calls if isinstance(c, dict))
+    return calls[0], calls[1:], [d for d in raw_done if isinstance(d, dict)]
+
+
+def _code_call(data: JsonObject) -> CodeCall:
+    error = data.get("error")
+    return CodeCall(id=str(data.get("id")), code=str(data.get("code")), error=error if isinstance(error, str) else None)
 
 
 def describe_api_error(error: Exception) -> str:

@@ -10,10 +10,20 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
+from sandbox._awaiting import Lazy
 from sandbox._guards import SEAL, StopRun
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
+    import contextvars
+    from collections.abc import Awaitable, Coroutine, Iterable, Iterator
+
+
+_GRACE = 0.5
+"""Seconds the run's tasks and async generators get to finish their cleanup once the run is over."""
+_FORCED_ROUNDS = 100_000
+"""Rounds of cancellation after the grace period (each is one step of every task left; the source bounds them)."""
+_RETURN_WHEN = frozenset({asyncio.ALL_COMPLETED, asyncio.FIRST_COMPLETED, asyncio.FIRST_EXCEPTION})
 
 
 class TaskHandle:
@@ -52,21 +62,6 @@ class TaskHandle:
         return f"<Task {state}>"
 
 
-class Lazy:
-    """An awaitable that makes its coroutine only when awaited, so a forgotten `await` leaves nothing behind."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: Callable[[], Awaitable[Any]]) -> None:
-        self._factory = factory
-
-    def __await__(self) -> Generator[Any, None, Any]:
-        return self._factory().__await__()
-
-    def __repr__(self) -> str:
-        return "<awaitable: use `await`>"
-
-
 def _retrieve(task: asyncio.Future[Any]) -> None:
     # An exception nobody retrieved is logged when the task is collected, possibly in the middle of the host's
     # own work (on 3.11, logging a traceback inside `ast.parse` corrupts its recursion counter).
@@ -81,20 +76,48 @@ async def _contained(awaitable: Awaitable[Any]) -> Any:
         raise StopRun("runtime", f"{type(exit_).__name__} ended the run", seal=SEAL) from None
 
 
+async def _close_all(generators: list[Any]) -> None:
+    for generator in generators:
+        try:
+            await generator.aclose()
+        except BaseException:  # noqa: BLE001, S110  # its `finally` may raise anything (SystemExit too); the run is over
+            pass
+
+
+async def _reap(tasks: set[asyncio.Future[Any]], *, cancel: bool) -> None:
+    """Wait for `tasks` (cancelled first, if `cancel`) for a grace period, then cancel them at every step they take.
+
+    Code that swallows its cancellation can only wait again: every loop and call stops at its first tick once the
+    run is over, so each round of cancellation ends one more of its waits, and it runs out of them.
+    """
+    pending = {task for task in tasks if not task.done()}
+    for task in pending if cancel else ():
+        task.cancel()
+    if pending:
+        _, pending = await asyncio.wait(pending, timeout=_GRACE)
+    for _ in range(_FORCED_ROUNDS):
+        if not pending:
+            return
+        for task in pending:
+            task.cancel()
+        await asyncio.sleep(0)
+        pending = {task for task in pending if not task.done()}
+
+
 class AsyncioFacade:
     """One run's `asyncio` module: every task it starts is tracked and cancelled when the run ends."""
 
     def __init__(self) -> None:
         self.tasks: set[asyncio.Future[Any]] = set()
 
-    def _task(self, awaitable: Awaitable[Any]) -> asyncio.Future[Any]:
+    def _task(self, awaitable: Awaitable[Any], context: contextvars.Context | None = None) -> asyncio.Future[Any]:
         if isinstance(awaitable, TaskHandle):
             if not isinstance(awaitable._task, asyncio.Future):  # `asyncio.Task(obj)` made by the code
                 raise TypeError("`asyncio.Task(...)` is not a way to start a task; use `asyncio.create_task(coro)`")
             return awaitable._task
         if not hasattr(type(awaitable), "__await__"):
             raise TypeError(f"expected an awaitable (a coroutine or a tool call), got {type(awaitable).__name__!r}")
-        task = asyncio.ensure_future(_contained(awaitable))
+        task = asyncio.get_running_loop().create_task(_contained(awaitable), context=context)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         task.add_done_callback(_retrieve)
@@ -108,19 +131,21 @@ class AsyncioFacade:
 
     def gather(self, *aws: Awaitable[Any], return_exceptions: bool = False) -> TaskHandle:
         """Await all of `aws` concurrently; results in order."""
-        gathered = asyncio.gather(*(self._task(aw) for aw in aws), return_exceptions=return_exceptions)
+        gathered = asyncio.gather(*(self._task(aw) for aw in aws), return_exceptions=bool(return_exceptions))
         gathered.add_done_callback(_retrieve)
         return TaskHandle(gathered)
 
     def wait_for(self, aw: Awaitable[Any], timeout: float | None) -> Lazy:
         """Await `aw`, raising `TimeoutError` after `timeout` seconds."""
+        limit = optional_seconds(timeout)
         task = self._task(aw)
-        return Lazy(lambda: asyncio.wait_for(task, timeout))
+        return Lazy(lambda: asyncio.wait_for(task, limit))
 
     def as_completed(self, aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
         """Iterate over awaitables in the order they finish."""
+        limit = optional_seconds(timeout)
         tasks = [self._task(aw) for aw in aws]
-        finished = asyncio.as_completed(tasks, timeout=timeout)
+        finished = asyncio.as_completed(tasks, timeout=limit)
         # Lazy: asyncio's own coroutine for "the next to finish" is made only when awaited, never handed out.
         return iter([Lazy(lambda: next(finished)) for _ in tasks])
 
@@ -128,12 +153,15 @@ class AsyncioFacade:
         self, aws: Iterable[Any], *, timeout: float | None = None, return_when: str = asyncio.ALL_COMPLETED
     ) -> Lazy:
         """Wait for tasks; returns (done, pending) sets of task handles."""
+        limit = optional_seconds(timeout)
+        if type(return_when) is not str or return_when not in _RETURN_WHEN:
+            raise ValueError(f"Invalid return_when value: {return_when!r}")
         handles = {
             task: aw if isinstance(aw, TaskHandle) else TaskHandle(task) for aw in aws for task in [self._task(aw)]
         }
 
         async def wait() -> tuple[set[TaskHandle], set[TaskHandle]]:
-            done, pending = await asyncio.wait(handles, timeout=timeout, return_when=return_when)
+            done, pending = await asyncio.wait(handles, timeout=limit, return_when=return_when)
             return {handles[t] for t in done}, {handles[t] for t in pending}
 
         return Lazy(wait)
@@ -141,7 +169,8 @@ class AsyncioFacade:
     @staticmethod
     def sleep(delay: float, result: Any = None) -> Lazy:
         """Pause this task for `delay` seconds."""
-        return Lazy(lambda: asyncio.sleep(delay, result))
+        pause = seconds(delay)
+        return Lazy(lambda: asyncio.sleep(pause, result))
 
     @staticmethod
     def run(main: Coroutine[Any, Any, Any]) -> Any:
@@ -149,13 +178,15 @@ class AsyncioFacade:
         main.close()
         raise RuntimeError("`asyncio.run()` is not needed here: top-level `await` works, so write `await main()`")
 
-    async def cancel_all(self) -> None:
-        """Cancel and reap every task still running (the run is over)."""
-        pending = [task for task in self.tasks if not task.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending, timeout=1.0)
+    def main(self, coro: Awaitable[Any], context: contextvars.Context) -> asyncio.Future[Any]:
+        """Start the run's main task, in the run's own context."""
+        return self._task(coro, context)
+
+    async def finish(self, generators: list[Any], context: contextvars.Context) -> None:
+        """The run is over: stop its tasks, then close its async generators in its context, until none is left."""
+        await _reap(set(self.tasks), cancel=True)
+        closing = asyncio.get_running_loop().create_task(_close_all(generators), context=context)
+        await _reap({closing}, cancel=False)
 
     def members(self) -> dict[str, Any]:
         """The names the model's `import asyncio` offers."""
@@ -168,15 +199,7 @@ class AsyncioFacade:
             "create_task": self.create_task,
             "ensure_future": self.ensure_future,
             "run": self.run,
-            "timeout": asyncio.timeout,
-            "Semaphore": asyncio.Semaphore,
-            "BoundedSemaphore": asyncio.BoundedSemaphore,
-            "Lock": asyncio.Lock,
-            "Event": asyncio.Event,
-            "Condition": asyncio.Condition,
-            "Queue": asyncio.Queue,
-            "LifoQueue": asyncio.LifoQueue,
-            "PriorityQueue": asyncio.PriorityQueue,
+            **PRIMITIVES,
             "QueueEmpty": asyncio.QueueEmpty,
             "QueueFull": asyncio.QueueFull,
             "TimeoutError": TimeoutError,

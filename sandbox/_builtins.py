@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
+from sandbox._awaiting import anext_
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
 from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
 frozenset hash hex int isinstance issubclass iter len list map max min next object oct ord property range repr
-reversed round set slice sorted staticmethod str sum super tuple zip aiter anext
+reversed round set slice sorted staticmethod str sum super tuple zip aiter
 ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup EOFError Exception ExceptionGroup
 GeneratorExit ImportError IndexError KeyError KeyboardInterrupt LookupError MemoryError ModuleNotFoundError
 NameError NotImplementedError OSError OverflowError PermissionError FileNotFoundError ConnectionError
@@ -103,6 +104,7 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
         "type": SafeType,
         **{real.__name__: sized for real, sized in SIZED.items()},
         "sorted": sorted_for(guards),
+        "anext": anext_,
         SIZE_GUARDS: guards,
         "getattr": getattr_,
         "hasattr": guards.hasattr,

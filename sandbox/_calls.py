@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure
-from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
@@ -59,9 +59,9 @@ class CallState:
             self.guards.stop("call_limit", calls_message(self.max_calls))
         self.count += 1
         try:
-            args, kwargs = check_json(list(pending._args)), check_json(pending._kwargs)
+            args, kwargs = to_json(list(pending._args), path="args"), to_json(pending._kwargs, path="kwargs")
         except NotJsonError as error:
-            raise TypeError(f"{pending._call.label}(...) takes JSON data only: {error}") from None
+            raise TypeError(f"`{pending._call.label}(...)` takes JSON data: {error}") from None
         assert isinstance(args, list)  # a copy keeps its container's type
         assert isinstance(kwargs, dict)
         call = dataclasses.replace(pending._call, args=args, kwargs=kwargs)

@@ -74,8 +74,14 @@ class Dispatcher:
         if self.limiter is None:
             result = await _call(target, call)
         else:
-            async with self.limiter:
+            try:
+                self.limiter.acquire_nowait()  # a free slot costs no turn of the event loop
+            except anyio.WouldBlock:
+                await self.limiter.acquire()
+            try:
                 result = await _call(target, call)
+            finally:
+                self.limiter.release()
         try:
             return check_json(result)
         except NotJsonError as error:

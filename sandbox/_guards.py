@@ -7,7 +7,6 @@ One `Guards` is made per run. It owns the operation budget and knows which class
 from __future__ import annotations
 
 import abc
-import asyncio
 import copy
 import decimal
 import functools
@@ -19,9 +18,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
+from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
 from sandbox._compile import FILENAME
 from sandbox._dunders import read_dunder
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
+from sandbox._regex import templated
 from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
 from sandbox.limits import timeout_message
 
@@ -36,24 +37,9 @@ _WRITABLE = (decimal.Context, textwrap.TextWrapper)
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _MUTABLE = (dict, list, set, bytearray)
 _BYTES = (bytes, bytearray)
+_PLAIN_SUBSCRIPTED = frozenset({dict, list, tuple, str, bytes, bytearray, range})
 _PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
 """Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
-_DRIVING = frozenset({"send", "throw"})
-
-
-async def _agen() -> Any:
-    yield None
-
-
-def _driven_types() -> tuple[type, ...]:
-    generator = _agen()
-    kinds = (types.CoroutineType, type(generator.asend(None)), type(generator.athrow(GeneratorExit)))
-    for awaitable in (generator.asend(None), generator.athrow(GeneratorExit)):
-        awaitable.close()
-    return kinds
-
-
-_DRIVEN = _driven_types()
 
 
 SEAL = object()
@@ -182,9 +168,9 @@ class Guards(SizeGuards):
                 forbid(f"`.{name}` is not allowed: names starting with `_` are private in the sandbox")
         elif name in FORBIDDEN_ATTRIBUTES:
             forbid(f"`.{name}` is not allowed: frames, code and the class hierarchy are hidden in the sandbox")
-        elif name in _DRIVING and isinstance(obj, _DRIVEN):
-            # what a coroutine yields when driven by hand is the event loop's own future
-            forbid(f"`.{name}()` is not allowed on a coroutine in the sandbox: `await` it instead")
+        elif name in DRIVING and not may_drive(obj, own=self.is_own(obj)):
+            # what an awaitable yields when driven by hand is the event loop's own future
+            forbid(f"`.{name}()` is not allowed on a {type(obj).__name__!r} in the sandbox: `await` it instead")
         elif name == "register" and isinstance(obj, abc.ABCMeta) and not self.is_own(obj):
             forbid("`.register()` is not allowed on a standard library class: it would change it for every run")
         if name in STR_METHODS:
@@ -193,6 +179,8 @@ class Guards(SizeGuards):
                 return guarded
         elif name == "to_bytes" and isinstance(obj, int):
             return self._int_to_bytes(int.__index__(obj))  # the value itself, even of a subclass
+        elif (wrapped := _wrapped_method(obj, name)) is not None:
+            return wrapped
         value = getattr(obj, name, *default)
         if type(value) in _MUTABLE and not self.is_own(obj) and _is_class_attribute(obj, name, value):
             return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change
@@ -251,7 +239,11 @@ class Guards(SizeGuards):
 
     @staticmethod
     def getitem(obj: Any, key: object) -> Any:
-        """`obj[key]`."""
+        """`obj[key]`; a subscription typing caches for the whole process takes no key the code hashes."""
+        if type(obj) not in _PLAIN_SUBSCRIPTED:
+            from sandbox._typingfacade import check_subscription  # the facades build on this module
+
+            check_subscription(obj, key)
         return obj[key]
 
     def getiter(self, obj: Iterable[Any]) -> Iterable[Any]:
@@ -297,20 +289,6 @@ class Guards(SizeGuards):
         self._coroutine_code = call.__code__  # so `is_own` knows the wrapper as the code's (`functools.wraps`)
         return functools.update_wrapper(call, function)
 
-    async def close_async_generators(self) -> None:
-        """Close the code's unfinished async generators now, while the run still owns them (after `finish`)."""
-        generators, self.async_generators = self.async_generators, []
-        for generator in generators:
-            try:
-                async with asyncio.timeout(0.5):  # in this task: SystemExit from a task would stop the loop
-                    await generator.aclose()
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    raise  # the host cancelled us: let it through
-            except BaseException:  # noqa: BLE001, S110  # its `finally` may raise anything; the run is over
-                pass
-
     def close_unawaited(self) -> None:
         """Close the code's coroutines that never started (what CPython would warn about in the host)."""
         for coro in self.coroutines:
@@ -344,6 +322,13 @@ class Guards(SizeGuards):
             "_imod_": self.imod,
             "_coroutine_": self.coroutine,
         }
+
+
+def _wrapped_method(obj: object, name: str) -> Callable[..., Any] | None:
+    """An async generator's `asend`/`athrow`/`aclose` (awaited only) or a pattern's `sub` (plain templates)."""
+    if name in ASYNC_GENERATOR_AWAITABLES and isinstance(obj, types.AsyncGeneratorType):
+        return awaited_only(getattr(obj, name))
+    return templated(obj, name)  # re caches parsed templates for the whole process
 
 
 def _is_class_attribute(obj: object, name: str, value: object) -> bool:

@@ -1,17 +1,40 @@
-"""JSON values: the only data that crosses the sandbox boundary, and the checks that keep it so.
+"""JSON values: the only data that crosses the sandbox boundary, and the one place values become JSON.
 
-`check_json` copies a value made of exact `dict`/`list`/`str`/`int`/`float`/`bool`/`None` (tuples become lists),
-refusing anything else, subclasses included, so no object with behaviour crosses in either direction.
+`to_json` converts what the model's code returns or passes to a host function: as `json.dumps` would write it
+(int, float, bool and None keys become the strings it spells, tuples become lists), and the common values JSON
+lacks as pydantic's JSON mode writes them (datetime, date and time in ISO 8601, timedelta as an ISO duration,
+Decimal, UUID and Fraction as strings, sets as lists, dataclasses as dicts, Enum members as their value, bytes as
+UTF-8 text). It reads plain data only: the values of the base types (`int.__index__`, `str.__getitem__`, the C
+iterators of `dict`, `list`, `tuple` and `set`), never a method the code defined, so a subclass with a lying
+`items()`, `__iter__`, `__str__`, `__eq__` or `__hash__` is never asked. `check_json` is the strict check for
+values that must already be JSON (host results, kept variables). Both copy, so no object crosses either way.
 """
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import datetime
+import decimal
+import enum
+import fractions
+import inspect
 import math
-from typing import TypeAlias
+import types
+import uuid
+from typing import Any, TypeAlias
 
 JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
 
 MAX_DEPTH = 100
+MAX_NODES = 1_000_000
+"""Values converted at most: more cannot fit any result limit, and a list holding itself twice at each level
+would otherwise take for ever."""
+_VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()))
+_ITERATORS: tuple[type, ...] = (
+    *(map, filter, zip, range, enumerate, reversed, types.GeneratorType, types.AsyncGeneratorType),
+    *(type(iter([])), type(iter(())), type(iter({})), type(iter("")), type(iter(range(0)))),
+)
 
 
 class NotJsonError(ValueError):
@@ -19,37 +42,242 @@ class NotJsonError(ValueError):
 
 
 def check_json(value: object, *, max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
-    """Return a fresh copy of `value` made only of JSON types, or raise `NotJsonError`."""
-    return _copy(value, "value", max_depth, max_int_bits)
+    """Return a fresh copy of `value` made only of exact JSON types (tuples become lists), or raise `NotJsonError`."""
+    return _Converter("value", max_depth, max_int_bits, MAX_NODES, strict=True).value(value, "value", max_depth)
 
 
-def _copy(value: object, path: str, depth: int, max_int_bits: int) -> JsonValue:
-    kind = type(value)
-    if value is None or kind is bool or kind is str:
-        return value  # type: ignore[return-value]  # exact immutable JSON scalars
-    if kind is int:
-        if value.bit_length() > max_int_bits:  # type: ignore[attr-defined]
-            raise NotJsonError(f"{path} is an int too large to send ({value.bit_length()} bits)")  # type: ignore[attr-defined]
-        return value  # type: ignore[return-value]
-    if kind is float:
-        if not math.isfinite(value):  # type: ignore[arg-type]
-            raise NotJsonError(f"{path} is {value!r}, which JSON cannot carry")
-        return value  # type: ignore[return-value]
-    if depth <= 0:
-        raise NotJsonError(f"{path} is nested more than {MAX_DEPTH} levels deep")
-    if kind is dict:
+def to_json(value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
+    """Return `value` converted to JSON data as `json.dumps` and pydantic's JSON mode would, or raise `NotJsonError`.
+
+    Args:
+        value: What the code returned or passed.
+        path: How the message names the value (`value`, `args[0]`, a keyword's name).
+        max_depth: Levels of nesting allowed.
+        max_int_bits: The largest int allowed, in bits.
+    """
+    return _Converter(path, max_depth, max_int_bits, MAX_NODES, strict=False).value(value, path, max_depth)
+
+
+class _Converter:
+    def __init__(self, root: str, max_depth: int, max_int_bits: int, max_nodes: int, *, strict: bool) -> None:
+        self.root = root
+        self.max_depth = max_depth
+        self.max_int_bits = max_int_bits
+        self.nodes_left = max_nodes
+        self.strict = strict
+
+    def value(self, value: Any, path: str, depth: int) -> JsonValue:
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
+            raise NotJsonError(f"{self.root} holds more than {MAX_NODES:,} values in all; return less")
+        kind = type(value)
+        if value is None or kind is bool or kind is str:
+            return value  # type: ignore[no-any-return]  # exact immutable JSON scalars
+        if kind is int or kind is float:
+            return self.number(value, path)
+        if depth <= 0:
+            raise NotJsonError(f"{path} is nested more than {self.max_depth} levels deep")
+        if kind is dict:
+            return self.mapping(value, path, depth)
+        if kind is list or kind is tuple:
+            return self.items(list.__iter__(value) if kind is list else tuple.__iter__(value), path, depth)
+        if self.strict:
+            name = kind.__name__
+            article = "an" if name[:1].lower() in "aeiou" else "a"
+            raise NotJsonError(
+                f"{path} is {article} {name}, not JSON data (use dict, list, str, int, float, bool, None)"
+            )
+        return self.convert(value, kind, path, depth)
+
+    def number(self, value: Any, path: str) -> int | float:
+        if type(value) is float or isinstance(value, float):
+            number = float.__float__(value)  # the value itself, even of a subclass
+            if not math.isfinite(number):
+                raise NotJsonError(f"{path} is {number!r}, which JSON cannot carry: use None or a string instead")
+            return number
+        whole = int.__index__(value)
+        if whole.bit_length() > self.max_int_bits:
+            raise NotJsonError(f"{path} is an int too large to send ({whole.bit_length()} bits); send it as a str")
+        return whole
+
+    def mapping(self, value: Any, path: str, depth: int) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {}
-        for key, item in value.items():  # type: ignore[attr-defined]
-            if type(key) is not str:
-                raise NotJsonError(f"{path} has a key {_describe(key)}; JSON object keys must be str")
-            out[key] = _copy(item, f"{path}[{key!r}]", depth - 1, max_int_bits)
+        for key, item in dict.items(value).__iter__():  # the dict's own storage, not an `items()` of the code's
+            name = self.key(key, path)
+            if name in out:
+                raise NotJsonError(f"{path} has two keys that both become {name!r} in JSON; keep one of them")
+            out[name] = self.value(item, f"{path}[{name!r}]", depth - 1)
         return out
-    if kind is list or kind is tuple:
-        items: list[object] = list(value)  # type: ignore[call-overload]  # exact list or tuple, checked above
-        return [_copy(item, f"{path}[{i}]", depth - 1, max_int_bits) for i, item in enumerate(items)]
-    raise NotJsonError(f"{path} is {_describe(value)}, not JSON data (use dict, list, str, int, float, bool, None)")
+
+    def items(self, iterator: Any, path: str, depth: int) -> list[JsonValue]:
+        return [self.value(item, f"{path}[{index}]", depth - 1) for index, item in enumerate(iterator)]
+
+    def key(self, key: Any, path: str) -> str:
+        kind = type(key)
+        if kind is str:
+            return key  # type: ignore[no-any-return]  # an exact str
+        if self.strict:
+            raise NotJsonError(f"{path} has a key that is {_a(kind)}; JSON object keys must be strings")
+        if key is None or kind is bool:
+            return {None: "null", True: "true", False: "false"}[key]
+        if _is(kind, enum.Enum):
+            return self.key(_enum_value(key), f"{path} (a key's value)")
+        if _is(kind, str):
+            return str.__getitem__(key, slice(None))  # its value, not its `__str__`
+        if _is(kind, int) or _is(kind, float):
+            number = self.number(key, path) if _is(kind, int) else float.__float__(key)
+            return _float_key(number) if type(number) is float else int.__repr__(number)
+        text = _as_text(key, kind, path)
+        if text is not None:
+            return text
+        raise NotJsonError(f"{path} has a key that is {_a(kind)}; JSON object keys are strings: use a str key")
+
+    def convert(self, value: Any, kind: type, path: str, depth: int) -> JsonValue:
+        """The values JSON lacks, as pydantic's JSON mode writes them; or a `NotJsonError` that says what to do."""
+        if _is(kind, enum.Enum):
+            return self.value(_enum_value(value), f"{path}.value", depth - 1)
+        if _is(kind, int) or _is(kind, float):
+            return self.number(value, path)
+        if _is(kind, str):
+            return str.__getitem__(value, slice(None))  # its value, not its `__str__`
+        if _is(kind, dict):
+            return self.mapping(value, path, depth)  # Counter, defaultdict, OrderedDict
+        if _is(kind, list) or _is(kind, tuple) or _is(kind, collections.deque):
+            base = next(base for base in (list, tuple, collections.deque) if _is(kind, base))
+            return self.items(base.__iter__(value), path, depth)  # namedtuples too
+        if _is(kind, set) or _is(kind, frozenset):
+            return _sorted(self.items((set if _is(kind, set) else frozenset).__iter__(value), path, depth))
+        if any(kind is view for view in _VIEWS):
+            return self.items(iter(value), path, depth)  # `d.keys()` of a real dict
+        if kind is type({}.items()):
+            return [self.items(iter(pair), f"{path}[{i}]", depth - 1) for i, pair in enumerate(value)]
+        text = _as_text(value, kind, path)
+        if text is not None:
+            return text
+        if _is(kind, bytes) or _is(kind, bytearray):
+            return _utf8(value, kind, path)
+        fields = _dataclass_fields(kind)
+        if fields is not None:
+            return {name: self.value(_field(value, name, path), f"{path}.{name}", depth - 1) for name in fields}
+        raise NotJsonError(f"{path} is {_a(kind)}: {_fix(value, kind)}")
 
 
-def _describe(value: object) -> str:
-    name = type(value).__name__
-    return f"a {name}" if name[0] not in "aeiou" else f"an {name}"
+def _is(kind: type, base: type) -> bool:
+    """`issubclass` by identity in the MRO: no `__subclasscheck__` or `__eq__` of a metaclass is asked."""
+    return any(cls is base for cls in kind.__mro__)
+
+
+def _a(kind: type) -> str:
+    name = kind.__name__ if type(kind.__name__) is str else "object"
+    return f"an {name!r} object" if name[:1].lower() in "aeiou" else f"a {name!r} object"
+
+
+def _enum_value(member: Any) -> object:
+    try:
+        return object.__getattribute__(member, "__dict__")["_value_"]  # what `.value` reads, without a property
+    except (AttributeError, KeyError):
+        raise NotJsonError("an Enum member without a value cannot be converted") from None
+
+
+def _float_key(number: float) -> str:
+    if math.isfinite(number):
+        return float.__repr__(number)
+    return "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")  # as `json.dumps` spells them
+
+
+def _as_text(value: Any, kind: type, path: str) -> str | None:
+    """Datetimes, dates, times and durations in ISO 8601; Decimal, UUID and Fraction as their strings."""
+    if _is(kind, datetime.datetime) or _is(kind, datetime.time):
+        base = datetime.datetime if _is(kind, datetime.datetime) else datetime.time
+        zone = base.tzinfo.__get__(value)  # the field itself, not a property
+        if zone is not None and type(zone) is not datetime.timezone:
+            raise NotJsonError(
+                f"{path} has a tzinfo that is not a `datetime.timezone`: use `datetime.timezone(offset)`"
+            )
+        text: str = base.isoformat(value)  # the base's own formatting
+        return text[:-6] + "Z" if text.endswith("+00:00") else text  # as pydantic writes UTC
+    if _is(kind, datetime.date):
+        return datetime.date.isoformat(value)
+    if _is(kind, datetime.timedelta):
+        return _duration(value)
+    if _is(kind, decimal.Decimal):
+        return decimal.Decimal.__str__(value)
+    if _is(kind, uuid.UUID):
+        return str(uuid.UUID(int=uuid.UUID.__dict__["int"].__get__(value)))  # the slot, not a property
+    if _is(kind, fractions.Fraction):
+        numerator, denominator = (fractions.Fraction.__dict__[f].__get__(value) for f in ("_numerator", "_denominator"))
+        return f"{int.__index__(numerator)}/{int.__index__(denominator)}"  # the slots, as pydantic writes it
+    return None
+
+
+def _duration(value: Any) -> str:
+    """A timedelta as pydantic writes it: `P1DT2H`, `-PT1S`, `PT0.5S`, `PT0S`."""
+    days, seconds, micros = (getattr(datetime.timedelta, f).__get__(value) for f in ("days", "seconds", "microseconds"))
+    sign = ""
+    if days < 0:  # pydantic writes the size with a sign in front
+        sign = "-"
+        total = -((days * 86_400 + seconds) * 1_000_000 + micros)
+        days, rest = divmod(total, 86_400 * 1_000_000)
+        seconds, micros = divmod(rest, 1_000_000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    date = f"{days}D" if days else ""
+    clock = f"{hours}H" if hours else ""
+    clock += f"{minutes}M" if minutes else ""
+    if secs or micros:
+        clock += f"{secs}.{micros:06d}".rstrip("0").rstrip(".") + "S"
+    if not date and not clock:
+        clock = "0S"
+    return f"{sign}P{date}{'T' + clock if clock else ''}"
+
+
+def _utf8(value: Any, kind: type, path: str) -> str:
+    raw = (
+        bytes(bytearray.__getitem__(value, slice(None)))
+        if _is(kind, bytearray)
+        else bytes.__getitem__(value, slice(None))
+    )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotJsonError(f"{path} is bytes that are not UTF-8 text: return `base64.b64encode(b).decode()`") from None
+
+
+def _sorted(items: list[JsonValue]) -> list[JsonValue]:
+    """A set's items in order when they are all str or all numbers, so a run gives the same list every time."""
+    if all(type(item) is str for item in items) or all(type(item) in (int, float) for item in items):
+        return sorted(items)  # type: ignore[type-var]  # all str, or all numbers
+    return items
+
+
+def _dataclass_fields(kind: type) -> list[str] | None:
+    if not any(type(cls.__dict__.get("__dataclass_fields__")) is dict for cls in kind.__mro__):
+        return None
+    return [field.name for field in dataclasses.fields(kind)]  # fields only, not ClassVars or InitVars
+
+
+def _field(value: Any, name: str, path: str) -> object:
+    found = inspect.getattr_static(value, name, None)  # no descriptor is run, no `__getattr__` asked
+    if type(found) is types.MemberDescriptorType:  # a `slots=True` dataclass
+        return found.__get__(value)
+    if any(type(found) is kind for kind in (property, types.GetSetDescriptorType, classmethod, staticmethod)):
+        raise NotJsonError(f"{path}.{name} is a property, not a field's value; return a dict of what you need")
+    return found
+
+
+def _fix(value: Any, kind: type) -> str:
+    """What to return instead of a value that does not convert."""
+    if any(_is(kind, iterator) for iterator in _ITERATORS):
+        return "return `list(...)` of it"
+    if _is(kind, types.CoroutineType) or kind.__name__ == "PendingCall":
+        return "`await` it and return its result"
+    if _is(kind, type):
+        return "a class is not data: return its name (`C.__name__`) or an instance's fields"
+    if callable(value):
+        return "a function is not data: call it and return its result, or return its name (`f.__name__`)"
+    if kind is complex:
+        return "return `[z.real, z.imag]` or `str(z)`"
+    return (
+        "return plain data (dict, list, str, int, float, bool, None); for a class of your own, make it a "
+        "`@dataclass` or return a dict of its fields"
+    )

@@ -14,7 +14,6 @@ import collections
 import collections.abc
 import copy
 import datetime
-import decimal
 import difflib
 import fractions
 import functools
@@ -26,24 +25,24 @@ import json
 import math
 import operator
 import random
-import re
 import statistics
 import string
 import textwrap
 import time
-import typing
 import unicodedata
 import urllib.parse
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
 from sandbox._classgen import ENUMS, make_dataclasses
 from sandbox._copying import deepcopy
 from sandbox._guards import ForbiddenImportError, Guards, forbid
+from sandbox._regex import RE, Template
 from sandbox._repeat import fixed_members, run_random
 from sandbox._sizes import plain
+from sandbox._typingfacade import make_typing
 
 
 class Module:
@@ -81,11 +80,7 @@ def _public(module: ModuleType, *, exclude: str = "") -> dict[str, Any]:
 # Plain members, the same for every run: only pure functions, classes and constants.
 _STATIC: dict[str, dict[str, Any]] = {
     "json": _pick(json, "dumps loads JSONDecodeError"),
-    "re": _pick(
-        re,
-        "compile search match fullmatch split findall finditer sub subn escape error Pattern Match "
-        "A ASCII I IGNORECASE M MULTILINE S DOTALL X VERBOSE U UNICODE NOFLAG",
-    ),
+    "re": RE,
     "datetime": _pick(datetime, "date datetime time timedelta timezone tzinfo MINYEAR MAXYEAR UTC"),
     "collections.abc": _public(collections.abc),
     "statistics": _public(
@@ -96,9 +91,9 @@ _STATIC: dict[str, dict[str, Any]] = {
     "string": _pick(
         string,
         "ascii_letters ascii_lowercase ascii_uppercase digits hexdigits octdigits punctuation "
-        "printable whitespace Template capwords",
-    ),
-    "decimal": _public(decimal, exclude="setcontext DefaultContext BasicContext ExtendedContext"),  # shared contexts
+        "printable whitespace capwords",
+    )
+    | {"Template": Template},
     "fractions": _pick(fractions, "Fraction"),
     "base64": _pick(
         base64,
@@ -114,17 +109,6 @@ _STATIC: dict[str, dict[str, Any]] = {
     "uuid": _pick(uuid, "UUID uuid3 uuid4 uuid5 NAMESPACE_DNS NAMESPACE_URL NAMESPACE_OID NAMESPACE_X500"),
     "heapq": _pick(heapq, "heappush heappop heapify heapreplace heappushpop nlargest nsmallest merge"),
     "bisect": _pick(bisect, "bisect bisect_left bisect_right insort insort_left insort_right"),
-    "typing": {
-        **_pick(
-            typing,
-            "Any Optional Union List Dict Tuple Set FrozenSet Iterable Iterator Callable Literal "
-            "TypedDict NamedTuple Protocol TypeVar Generic cast Sequence Mapping MutableMapping "
-            "MutableSequence Awaitable Coroutine AsyncIterator AsyncIterable AsyncGenerator Generator "
-            "ClassVar Final Annotated Type DefaultDict Deque NotRequired Required Self TypeAlias "
-            "overload runtime_checkable Hashable Sized NoReturn Never LiteralString ParamSpec",
-        ),
-        "TYPE_CHECKING": False,
-    },
     "unicodedata": _pick(
         unicodedata,
         "name lookup category normalize numeric digit decimal east_asian_width "
@@ -231,8 +215,18 @@ def _textwrap(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
     # Not UserString: its methods call the real `str.format` on its data.
-    members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple ChainMap UserDict UserList")
-    return {**members, "abc": import_module("collections.abc", modules, _)}
+    members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple UserDict UserList")
+    return {**members, "ChainMap": ChainMap, "abc": import_module("collections.abc", modules, _)}
+
+
+class ChainMap(collections.ChainMap[Any, Any]):
+    """`collections.ChainMap` over mappings only (it subscripts its maps past the item guard)."""
+
+    def __getitem__(self, key: Any) -> Any:
+        for mapping in self.maps:
+            if not isinstance(mapping, Mapping):
+                raise TypeError(f"a ChainMap holds mappings, not {type(mapping).__name__!r}")
+        return super().__getitem__(key)
 
 
 def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
@@ -249,14 +243,21 @@ def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         return lambda obj: guards.getattr(obj, name)(*args, **kwargs)
 
+    def itemgetter(*items: Any) -> Callable[[Any], Any]:  # the real one subscripts in C, past the item guard
+        if len(items) == 1:
+            item = items[0]
+            return lambda obj: guards.getitem(obj, item)
+        return lambda obj: tuple(guards.getitem(obj, item) for item in items)
+
     members = _pick(
         operator,
-        "itemgetter add sub truediv floordiv neg not_ eq ne lt le gt ge and_ or_ xor "
+        "add sub truediv floordiv neg not_ eq ne lt le gt ge and_ or_ xor "
         "contains truth abs index concat countOf indexOf is_ is_not inv invert",
     )
     return {
         **members,
         "attrgetter": attrgetter,
+        "itemgetter": itemgetter,
         "methodcaller": methodcaller,
         "mul": guards.mul,
         "pow": guards.pow,
@@ -276,6 +277,10 @@ def _time(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
     return {**members, "sleep": sleep}
 
 
+def _typing(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
+    return make_typing(guards)
+
+
 def _urllib(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
     return {"parse": import_module("urllib.parse", modules, _)}
 
@@ -293,9 +298,10 @@ _BUILDERS: dict[str, _Builder] = {
     "operator": _operator,
     "time": _time,
     "urllib": _urllib,
+    "typing": _typing,
 }
 _INTERNAL = frozenset({"_strptime"})
-ALLOWED_MODULES: frozenset[str] = frozenset({*_STATIC, *_BUILDERS, "asyncio"})
+ALLOWED_MODULES: frozenset[str] = frozenset({*_STATIC, *_BUILDERS, "asyncio", "decimal"})  # made by the runner
 
 
 def import_module(name: str, modules: dict[str, Any], guards: Guards) -> Module:

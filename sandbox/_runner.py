@@ -7,6 +7,7 @@ functions directly; in a worker process it runs on the worker's loop with a brid
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import decimal
 import json
 import time
@@ -18,8 +19,9 @@ from sandbox._builtins import Output, make_builtins
 from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._classes import make_class
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
+from sandbox._decimalctx import decimal_members
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
-from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
@@ -71,28 +73,31 @@ async def run_code(
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
     facade = AsyncioFacade()
+    decimal_context = decimal.Context()
     value: Any = None
     error: RunError | None = None
-    repeat_token = REPEAT.set(repeat)  # copied into the run's task with the rest of the context
+    repeat_token = REPEAT.set(repeat)  # copied into the run's context with the rest of the caller's
+    context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
-        namespace = _globals(guards, output, calls, facade, functions, names)
+        namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
         if keeper is not None:
             namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
-        value = await _run_main(namespace[MAIN](), facade, limits.timeout - (time.monotonic() - started), guards)
+        seconds = limits.timeout - (time.monotonic() - started)
+        main = _with_decimal_context(namespace[MAIN](), decimal_context)
+        value = await _run_main(main, facade, seconds, guards, context)
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
-        error = describe_exception(exc, compiled)
+        error = context.run(describe_exception, exc, compiled)
     finally:
         REPEAT.reset(repeat_token)
         guards.finish()
         guards.close_unawaited()
-        await facade.cancel_all()
-        await guards.close_async_generators()
+        await facade.finish(guards.async_generators, context)
     if error is None:
         value, error = _check_value(value, limits)
     kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
@@ -116,8 +121,12 @@ def _globals(
     facade: AsyncioFacade,
     functions: FunctionKinds,
     error_names: Iterable[str],
+    decimal_context: decimal.Context,
 ) -> dict[str, Any]:
-    modules: dict[str, Module] = {"asyncio": Module("asyncio", facade.members())}
+    modules: dict[str, Module] = {
+        "asyncio": Module("asyncio", facade.members()),
+        "decimal": Module("decimal", decimal_members(decimal_context)),
+    }
     namespace: dict[str, Any] = {
         "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
         "__name__": "__main__",
@@ -131,23 +140,18 @@ def _globals(
     return namespace
 
 
-async def _run_main(main: Any, facade: AsyncioFacade, seconds: float, guards: Guards) -> Any:
-    task = facade._task(_with_fresh_decimal_context(main))
-    try:
-        done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
-        if not done:
-            stop = guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
-            task.cancel()
-            await asyncio.wait({task}, timeout=0.5)
-            raise stop
-        return task.result()
-    finally:
-        if not task.done():
-            task.cancel()
+async def _run_main(
+    main: Any, facade: AsyncioFacade, seconds: float, guards: Guards, context: contextvars.Context
+) -> Any:
+    task = facade.main(main, context)
+    done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
+    if not done:  # the run's end reaps the task, however it takes its cancellation
+        raise guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
+    return task.result()
 
 
-async def _with_fresh_decimal_context(main: Any) -> Any:
-    decimal.setcontext(decimal.Context())  # in the run's own task: its context copy keeps it from the caller's
+async def _with_decimal_context(main: Any, decimal_context: decimal.Context) -> Any:
+    decimal.setcontext(decimal_context)  # in the run's own context: the caller's is not changed
     return await main
 
 
@@ -165,7 +169,7 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
     if isinstance(value, PendingCall):
         return None, RunError(kind="runtime", message=str(value.fix_it()), type_name="NotAwaitedError")
     try:
-        checked = check_json(value)
+        checked = to_json(value)
     except NotJsonError as error:
         return None, RunError(kind="runtime", message=f"the returned {error}", type_name="TypeError")
     except RecursionError:

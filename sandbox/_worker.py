@@ -10,10 +10,13 @@ its run ended (a task that ignored cancellation, an async generator's `finally`)
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
+import math
 import os
 import resource
+import select
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +24,7 @@ from sandbox._confine import Confinement
 from sandbox._confine_apply import enclose, seal
 from sandbox._confine_warm import warm_up
 from sandbox._hostcall import HostFailure
-from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, decode, encode, frame_size
+from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
 from sandbox._repeat import Repeat
 from sandbox._runner import run_code
 from sandbox.limits import Limits
@@ -92,6 +95,14 @@ class Worker:
         self.run_task: asyncio.Task[None] | None = None
         self.current_run: object = None
         """The id of the run in progress; None between runs."""
+        self.outbox: list[bytes] = []
+        """Call frames not written yet: calls issued in one turn of the loop go out in one write."""
+        self.buffer = bytearray()
+        """Bytes read from the host that do not make a whole frame yet."""
+        self.finished: asyncio.Future[None] | None = None
+        """Done when the host closes the pipe or says `exit`; failed when it sends a malformed frame."""
+        self.poller = select.poll()
+        self.poller.register(inbound, select.POLLIN)
 
     def send(self, message: dict[str, Any]) -> None:
         """Write one frame (blocking: the host reads all the time a run lasts, and nothing is sent between runs)."""
@@ -129,14 +140,89 @@ class Worker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
         try:
-            self.write(frame)
-            del frame
+            if self.pending.keys() == {call_id} and not self.outbox:  # the only call out: send it, wait right here
+                self.write(frame)
+                del frame
+                self.wait_here(future)
+            else:
+                self.post(frame)
+                del frame
             reply = await future
         finally:
             self.pending.pop(call_id, None)
         if reply.get("ok"):
             return reply.get("value")  # type: ignore[no-any-return]
         raise HostFailure(str(reply.get("type") or "Error"), str(reply.get("message") or ""))
+
+    def post(self, frame: bytes) -> None:
+        """Queue a call frame; the loop writes the queue once this turn's other calls are in it too."""
+        if not self.outbox:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self.outbox.append(frame)
+        if len(frame) > _BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued call frames in one go."""
+        if self.outbox:
+            frames, self.outbox = self.outbox, []
+            self.write(frames[0] if len(frames) == 1 else b"".join(frames))
+
+    def wait_here(self, future: asyncio.Future[Any]) -> None:
+        """Block on the pipe for a reply while the loop has nothing else to run: one wake-up instead of three.
+
+        It stops as soon as a callback is ready (a frame woke another task) or the loop's next timer (the run's
+        timeout, a sleep) is due, and leaves the rest to the loop, which reads the same buffer.
+        """
+        loop = asyncio.get_running_loop()
+        ready, timers = getattr(loop, "_ready", None), getattr(loop, "_scheduled", None)
+        if not isinstance(ready, collections.deque) or not isinstance(timers, list):
+            return  # not the stock event loop: wait the ordinary way
+        while not future.done() and not ready and self.finished is not None and not self.finished.done():
+            timeout = math.ceil((timers[0].when() - loop.time()) * 1000) if timers else _MAX_BLOCK_MS
+            if timeout <= 0 or not self.poller.poll(min(timeout, _MAX_BLOCK_MS)):
+                return
+            self.readable()
+
+    def readable(self) -> None:
+        """Read what the host sent and handle each whole frame (the loop calls this when the pipe is readable)."""
+        try:
+            data = os.read(self.inbound, _READ_SIZE)
+        except BlockingIOError:
+            return  # already read by `wait_here`
+        if self.finished is None or self.finished.done():
+            return
+        if not data:
+            self.finished.set_result(None)
+            return
+        buffer = self.buffer
+        buffer += data
+        try:
+            while len(buffer) >= HEADER.size:
+                end = HEADER.size + frame_size(bytes(buffer[: HEADER.size]))
+                if len(buffer) < end:
+                    break
+                message = decode(bytes(buffer[HEADER.size : end]))
+                del buffer[:end]
+                self.handle(message)
+                if self.finished.done():
+                    return
+        except ProtocolError as error:
+            self.finished.set_exception(error)
+
+    def handle(self, message: dict[str, Any]) -> None:
+        """One frame from the host."""
+        if message["t"] == "run":
+            self.run_task = asyncio.create_task(self.run(message))
+        elif message["t"] == "result":
+            future = self.pending.get(int(message["id"]))
+            if future is not None and not future.done():
+                future.set_result(message)
+        elif message["t"] == "exit":
+            assert self.finished is not None
+            self.finished.set_result(None)
+        else:
+            self.other(message)
 
     async def run(self, message: dict[str, Any]) -> None:
         """Run one piece of code and send its result."""
@@ -163,6 +249,7 @@ class Worker:
     def end_run(self) -> None:
         """The run is over: calls still waiting for the host fail, and no new call is sent."""
         self.current_run = None
+        self.outbox.clear()  # calls not sent yet are failed below, never sent after the run's `done`
         for future in self.pending.values():
             if not future.done():
                 future.set_exception(HostFailure("RuntimeError", _RUN_OVER))
@@ -171,31 +258,25 @@ class Worker:
     async def serve(self) -> None:
         """Read frames until the host closes the pipe."""
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=2**16)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.inbound, "rb", 0))
+        os.set_blocking(self.inbound, False)
+        self.finished = loop.create_future()
+        loop.add_reader(self.inbound, self.readable)
         seal(self.missing)  # last: from here on the worker can make no descriptor, process or connection
         self.send({"t": "ready", "pid": os.getpid(), "missing": self.missing})
-        while True:
-            try:
-                header = await reader.readexactly(HEADER.size)
-                message = decode(await reader.readexactly(frame_size(header)))
-            except asyncio.IncompleteReadError:
-                return
-            if message["t"] == "run":
-                self.run_task = asyncio.create_task(self.run(message))
-            elif message["t"] == "result":
-                future = self.pending.get(int(message["id"]))
-                if future is not None and not future.done():
-                    future.set_result(message)
-            elif message["t"] == "exit":
-                return
-            else:
-                self.other(message)
+        try:
+            await self.finished
+        finally:
+            loop.remove_reader(self.inbound)
 
     def other(self, message: dict[str, Any]) -> None:
         """A frame this worker does not serve: ignored (the probe's worker serves one more)."""
 
 
+_READ_SIZE = 1 << 18
+_BATCH_BYTES = 1 << 16
+"""A call frame this large is written at once rather than joined with others (no second copy of a big one)."""
+_MAX_BLOCK_MS = 1000
+"""The longest `wait_here` blocks at once when no timer is pending (the host's own deadline kills a stuck run)."""
 _RUN_OVER = "the run that made this call is over; code left running after a run ends cannot call the host"
 
 

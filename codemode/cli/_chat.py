@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import DEFAULT_SYSTEM, Agent
+from codemode.cli._approve import ask_in_terminal
 from codemode.cli._catalogs import (
     add_allow_missing_argument,
     add_config_argument,
@@ -113,6 +114,7 @@ async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int
             system=args.system,
             max_steps=args.max_steps,
             events=transcript.events(),
+            approve=ask_in_terminal,
         )
         async with anyio.create_task_group() as ticking:
             ticking.start_soon(_tick, transcript)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from codemode.cli._catalogs import (
     sources_from_args,
 )
 from codemode.code_mode import CodeMode
+from codemode.policy import Policy
 
 if TYPE_CHECKING:
     import argparse
@@ -43,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_persist_argument(parser)
     add_search_argument(parser)
     add_log_argument(parser)
+    parser.epilog = (
+        "Set CODEMODE_APPROVAL_KEY to the same secret on every replica so that a paused run (a call that needs "
+        "approval) can be resumed by any of them; by default each process signs with its own random key."
+    )
     parser.set_defaults(run=run)
 
 
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 search=args.search,
                 persist_variables=args.persist_variables,
                 log=args.log,
+                policy=Policy(secret=os.environ.get("CODEMODE_APPROVAL_KEY") or None),
             ) as cm:
                 print(f"codemode: sandbox {cm.sandbox.layers}", file=sys.stderr, flush=True)
                 if args.transport == "http":

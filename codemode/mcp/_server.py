@@ -13,6 +13,9 @@ results in `_meta["codemode/history"]`; such a request is served from that state
 stateless HTTP mode, where each request may reach another replica behind a load balancer, that is the only
 state: a client that sends none gets every discovered tool announced again, which is redundant but never
 leaves the model without a definition.
+
+A run that stops at a call needing approval asks the person through MCP elicitation, or answers with how to
+decide it (`codemode.mcp._approvals`); the signed record of the paused run travels in the same state.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.discovery import DiscoveryState
+from codemode.errors import ApprovalError
+from codemode.mcp._approvals import DecisionError, fallback_text, run_code
 from codemode.mcp._sdk import MCPError, Server, stdio_server, types, uvicorn
 
 if TYPE_CHECKING:
@@ -65,11 +70,14 @@ def build_server(cm: CodeMode, *, stateless: bool = False, name: str = "codemode
         if not isinstance(code, str):
             return _result([f"`code` must be a string of Python source, got {type(code).__name__}."], state, True)
         try:
-            result = await cm.execute(code, state)
+            result = await run_code(cm, ctx, code, state, params.meta)
+        except (DecisionError, ApprovalError) as error:
+            return _result([str(error)], state, True)
         except Exception as error:  # the MCP handler boundary: log it, and tell the model it was not its fault
             logger.exception("`code` failed inside codemode")
             return _result([f"internal error in codemode ({type(error).__name__}); try again."], state, True)
-        texts = [result.text, *([result.announcement] if result.announcement else [])]
+        text = fallback_text(result.pending, state) if result.pending is not None else result.text
+        texts = [text, *([result.announcement] if result.announcement else [])]
         return _result(texts, state, not result.ok)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)

@@ -23,6 +23,7 @@ def test_the_package_exports_exactly_its_documented_names() -> None:
         "CodeTool",
         "CodemodeError",
         "ConfigError",
+        "Decision",
         "Deny",
         "DiscoveryState",
         "ExecuteResult",

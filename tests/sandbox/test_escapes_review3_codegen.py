@@ -226,3 +226,43 @@ CODEGEN: list[Case] = [
 async def test_codegen_facades_take_only_plain_checked_names(sb: Sandbox, case: Case) -> None:
     """Names reach class-writing standard-library code as plain, checked `str`s; generated methods check `self`."""
     await check(sb, case)
+
+
+_LYING_PATTERN = """
+import re, string
+S = type("S", (str,), {"__getitem__": lambda self, i: "X" if type(i) is int else str.__getitem__(self, i)})
+"""
+"""A `str` subclass whose characters, read one by one, lie: `re`'s parser would read the lie (and never end)."""
+
+REGEX: list[Case] = [
+    case(f"re_{name}_reads_a_plain_template", (_LYING_PATTERN, f"return {code}"), Value(value))
+    for name, code, value in [
+        ("sub", 're.sub("a", S("b"), "a")', "b"),
+        ("subn", 're.subn("a", S("b"), "a")', ["b", 1]),
+        ("pattern_sub", 're.compile("a").sub(S("b"), "a")', "b"),
+        ("match_expand", 're.match("(a)", "a").expand(S("<\\\\1>"))', "<a>"),
+        ("compile", 'type(re.compile(S("zq")).pattern) is str', True),
+        ("search_with_positional_flags", 're.search(S("A"), "xa", re.I).group()', "a"),
+        ("split", 're.split(S(","), "a,b", 1)', ["a", "b"]),
+        ("escape", 're.escape(S("a.b"))', "a\\.b"),
+    ]
+] + [
+    case(
+        "string_template_subclass_with_a_lying_delimiter",
+        (
+            _LYING_PATTERN,
+            """
+            class T(string.Template):
+                delimiter = S("%")
+            return T("%who likes %what").substitute(who="tim", what="pie")
+            """,
+        ),
+        Value("tim likes pie"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "isolation"), params(REGEX))
+async def test_re_sees_only_plain_patterns_and_templates(sb: Sandbox, case: Case) -> None:
+    """Patterns, templates and flags reach `re` (and its process-wide caches) as plain values."""
+    await check(sb, case)

@@ -1,0 +1,129 @@
+"""The `re` facade, and `string.Template`: patterns, replacement templates and flags reach `re` as plain values.
+
+`re` caches compiled patterns by (type, pattern, flags) and parsed replacement templates by (template,
+pattern), for the whole process. A `str` subclass of the code's with its own `__eq__`/`__hash__` (and a
+metaclass whose `__eq__` answers yes) would be found by everyone's later lookups, and its `__getitem__`
+decides what is parsed: afterwards the host's own `re.sub` with that template does what the code chose. So every
+pattern, template and flag is converted to its plain value before `re` sees it, including the templates
+given to a compiled pattern's `sub`/`subn` and a match's `expand` (the guard hands out those methods wrapped).
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import string
+from typing import TYPE_CHECKING, Any
+
+from sandbox._sizes import plain
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_TEMPLATED = frozenset({"sub", "subn", "expand"})
+"""Methods of compiled patterns and matches that parse a replacement template."""
+_TEMPLATE_ATTRIBUTES = ("delimiter", "idpattern", "braceidpattern", "pattern")
+
+
+def plain_flags(flags: object) -> int:
+    """`flags` as a plain int (an `re` flag stays one)."""
+    if type(flags) in (int, re.RegexFlag):
+        return flags  # type: ignore[return-value]
+    return int.__index__(operator.index(flags))  # type: ignore[arg-type]
+
+
+def _pattern(pattern: object) -> object:
+    return pattern if isinstance(pattern, re.Pattern) else plain(pattern)
+
+
+def _template(repl: object) -> object:
+    return plain(repl) if isinstance(repl, str | bytes | bytearray) else repl
+
+
+def compile(pattern: Any, flags: Any = 0) -> re.Pattern[Any]:  # `re.compile` in the facade
+    """`re.compile`."""
+    return re.compile(_pattern(pattern), plain_flags(flags))
+
+
+def search(pattern: Any, string: Any, flags: Any = 0) -> Any:
+    """`re.search`."""
+    return compile(pattern, flags).search(string)
+
+
+def match(pattern: Any, string: Any, flags: Any = 0) -> Any:
+    """`re.match`."""
+    return compile(pattern, flags).match(string)
+
+
+def fullmatch(pattern: Any, string: Any, flags: Any = 0) -> Any:
+    """`re.fullmatch`."""
+    return compile(pattern, flags).fullmatch(string)
+
+
+def split(pattern: Any, string: Any, maxsplit: Any = 0, flags: Any = 0) -> Any:
+    """`re.split`."""
+    return compile(pattern, flags).split(string, maxsplit)
+
+
+def findall(pattern: Any, string: Any, flags: Any = 0) -> Any:
+    """`re.findall`."""
+    return compile(pattern, flags).findall(string)
+
+
+def finditer(pattern: Any, string: Any, flags: Any = 0) -> Any:
+    """`re.finditer`."""
+    return compile(pattern, flags).finditer(string)
+
+
+def sub(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
+    """`re.sub`."""
+    return compile(pattern, flags).sub(_template(repl), string, count)
+
+
+def subn(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
+    """`re.subn`."""
+    return compile(pattern, flags).subn(_template(repl), string, count)
+
+
+def escape(pattern: Any) -> Any:
+    """`re.escape`."""
+    return re.escape(plain(pattern))
+
+
+def templated(obj: object, name: str) -> Callable[..., Any] | None:
+    """A compiled pattern's `sub`/`subn` or a match's `expand`, taking a plain template; None for anything else."""
+    if name not in _TEMPLATED or not isinstance(obj, re.Pattern | re.Match):
+        return None
+    method = getattr(obj, name)
+    return lambda template, *args, **kwargs: method(_template(template), *args, **kwargs)
+
+
+class Template(string.Template):
+    """`string.Template`; a subclass's delimiter, patterns and flags are compiled from their plain values."""
+
+    def __init_subclass__(cls) -> None:
+        for name in _TEMPLATE_ATTRIBUTES:
+            value = getattr(cls, name)
+            if isinstance(value, str) and type(value) is not str:
+                type.__setattr__(cls, name, plain(value))
+        type.__setattr__(cls, "flags", plain_flags(cls.flags))
+        super().__init_subclass__()
+
+
+RE: dict[str, Any] = {
+    "compile": compile,
+    "search": search,
+    "match": match,
+    "fullmatch": fullmatch,
+    "split": split,
+    "findall": findall,
+    "finditer": finditer,
+    "sub": sub,
+    "subn": subn,
+    "escape": escape,
+    **{
+        name: getattr(re, name)
+        for name in "error Pattern Match A ASCII I IGNORECASE M MULTILINE S DOTALL X VERBOSE U UNICODE NOFLAG".split()
+    },
+}
+"""The `re` facade: the same for every run."""
