@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 MODES = ("inline", "process")
-NOT_JSON = "not JSON data"
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +61,7 @@ OPERATIONS = 1_000_000  # a small budget keeps the endless loops quick
 
 ATTACKS = [
     # (1) reaching past the policy to real objects
-    _a("class_of_class_is_the_safe_type", "().__class__.__class__", RUNTIME, "is a _TypeMeta, not JSON data"),
+    _a("class_of_class_is_the_safe_type", "().__class__.__class__", RUNTIME, "a class is not data"),
     _a("mro_through_getattr", "getattr(().__class__, 'mro')", FORBID, "`.mro` is not allowed"),
     _a("subclasses_through_getattr", "getattr(object, '__subclasses__')", FORBID, "`.__subclasses__` is not allowed"),
     _a(
@@ -242,37 +241,32 @@ ATTACKS = [
         "class A:\n    def __eq__(self, o):\n        while True:\n            pass\n"
         "    def __hash__(self):\n        return 1\n{A(): 1}",
         RUNTIME,
-        "JSON object keys must be str",
+        "JSON object keys are strings",
     ),
     _a(
         "return_str_subclass",
         "class S(str):\n    def __str__(self):\n        while True:\n            pass\nS('x')",
-        RUNTIME,
-        NOT_JSON,
+        value="x",
     ),
     _a(
         "return_int_subclass",
         "class I(int):\n    def __index__(self):\n        while True:\n            pass\nI(3)",
-        RUNTIME,
-        NOT_JSON,
+        value=3,
     ),
     _a(
         "return_list_subclass",
         "class L(list):\n    def __iter__(self):\n        while True:\n            yield 1\nL([1])",
-        RUNTIME,
-        NOT_JSON,
+        value=[1],
     ),
     _a(
         "return_dict_subclass",
         "class D(dict):\n    def items(self):\n        while True:\n            pass\nD(a=1)",
-        RUNTIME,
-        NOT_JSON,
+        value={"a": 1},
     ),
     _a(
         "return_float_subclass",
         "class F(float):\n    def __repr__(self):\n        while True:\n            pass\nF(1.0)",
-        RUNTIME,
-        NOT_JSON,
+        value=1.0,
     ),
     _a("return_cycle", "x = []\nx.append(x)\nx", RUNTIME, "the returned value[0][0]"),
     # (3) state left for the next run
