@@ -7,6 +7,9 @@ open findings are strict xfails naming their effect.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,6 +20,7 @@ from sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+    from pathlib import Path
 
 MODES = ("inline", "process")
 
@@ -334,3 +338,100 @@ async def test_attack_is_refused(attack: Attack, mode: str, sandboxes: dict[str,
         after = await sandbox.run(attack.then)
         assert after.error is None, after.error
         assert after.value == attack.then_value
+
+
+# -- OS confinement after an escape: unrestricted code in a probe worker confined like the pool's ------------------
+
+PROBE = """import ctypes, errno, json, os, signal, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(nr, *args):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    return "ok" if r != -1 else errno.errorcode[ctypes.get_errno()]
+def tr(f):
+    try:
+        f(); return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+    except Exception as e:
+        return type(e).__name__
+out = {
+ "open_etc_passwd": tr(lambda: open("/etc/passwd").read()),
+ "open_create_tmp": tr(lambda: open("{marker}", "w")),
+ "socket_inet": tr(lambda: socket.socket()),
+ "socket_unix": tr(lambda: socket.socket(socket.AF_UNIX)),
+ "fork": tr(os.fork),
+ "execve": tr(lambda: os.execv("/bin/true", ["true"])),
+ "kill_parent": tr(lambda: os.kill(os.getppid(), 0)),
+ "kill_init": tr(lambda: os.kill(1, signal.SIGKILL)),
+ "listdir_proc": tr(lambda: os.listdir("/proc")),
+ "pipe": tr(os.pipe),
+ "dup": tr(lambda: os.dup(0)),
+ "memfd_create": sc(319, 0, 0),
+ "ptrace_attach_parent": sc(101, 16, os.getppid(), 0, 0),
+ "process_vm_readv": sc(310, os.getppid(), 0, 0, 0, 0, 0),
+ "clone3": sc(435, 0, 0),
+ "unshare_user": sc(272, 0x10000000),
+ "setns": sc(308, 0, 0),
+ "keyctl": sc(250, 0, 0),
+ "bpf": sc(321, 0, 0, 0),
+ "perf_event_open": sc(298, 0, 0, -1, -1, 0),
+ "io_uring_setup": sc(425, 1, 0),
+ "userfaultfd": sc(323, 0),
+ "personality": sc(135, 0xffffffff),
+ "prctl": sc(157, 15, 0),
+ "pidfd_open_parent": sc(434, os.getppid(), 0),
+ "setrlimit_raise_as": tr(lambda: __import__("resource").setrlimit(__import__("resource").RLIMIT_AS, (-1, -1))),
+ "prlimit_parent": tr(lambda: __import__("resource").prlimit(os.getppid(), __import__("resource").RLIMIT_NOFILE)),
+ "tgkill_parent": sc(234, os.getppid(), os.getppid(), 0),
+ "x32_getpid": sc(39 | 0x40000000),
+ "chdir_root": tr(lambda: os.chdir("/")),
+ "stat_etc": tr(lambda: os.stat("/etc/passwd")),
+}
+print(json.dumps(out))
+"""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One system-level attempt from the probe and the exact answer the confined worker must get."""
+
+    name: str
+    answer: str
+    xfail: str = ""
+
+
+REFUSALS = [
+    *(
+        Refusal(name, "EPERM")
+        for name in (
+            "open_etc_passwd open_create_tmp socket_inet socket_unix fork execve kill_parent kill_init listdir_proc "
+            "pipe memfd_create ptrace_attach_parent process_vm_readv clone3 unshare_user setns keyctl bpf "
+            "perf_event_open io_uring_setup userfaultfd personality prctl pidfd_open_parent prlimit_parent "
+            "tgkill_parent x32_getpid chdir_root stat_etc"
+        ).split()
+    ),
+    Refusal("setrlimit_raise_as", "ValueError"),  # above the hard limit, refused by the kernel's rule
+    Refusal("dup", "ok"),  # fcntl(F_DUPFD) is allowed: it only copies a descriptor the worker already holds
+]
+
+
+@pytest.fixture(scope="module")
+def probe_answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path]:
+    folder = tmp_path_factory.mktemp("probe")
+    marker = folder / "created_by_probe"
+    attack = folder / "attack.py"
+    attack.write_text(PROBE.replace("{marker}", str(marker)))
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox.probe", str(attack)], capture_output=True, text=True, timeout=50, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "seccomp" in done.stderr  # the worker ran under every layer
+    return json.loads(done.stdout), marker
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="OS-level confinement is Linux's")
+@pytest.mark.parametrize("refusal", [pytest.param(r, id=r.name) for r in REFUSALS])
+def test_confined_worker_refuses(refusal: Refusal, probe_answers: tuple[dict[str, str], Path]) -> None:
+    answers, marker = probe_answers
+    assert answers[refusal.name] == refusal.answer
+    assert not marker.exists()  # nothing written to disk
