@@ -96,30 +96,32 @@ SafeType.__name__ = SafeType.__qualname__ = "type"  # `print(type)` shows `<clas
 SafeType.__module__ = "sandbox"
 
 
+# Each stand-in's builtin type, kept outside the stand-in so no attribute of it hands the code the unchecked type.
+_REAL_TYPES: dict[type, type] = {}
+
+
 class _SizedMeta(type):
     """A builtin collection type whose constructor is size-checked, otherwise indistinguishable from it."""
 
-    real: type
-
     def __instancecheck__(cls, instance: Any) -> bool:
-        return isinstance(instance, cls.real)
+        return isinstance(instance, _REAL_TYPES[cls])
 
     def __subclasscheck__(cls, subclass: Any) -> bool:
-        return issubclass(subclass, cls.real)
+        return issubclass(subclass, _REAL_TYPES[cls])
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if args:
             # The run's guards, from the builtins of the code calling (a C caller passes its caller's frame).
             guards = sys._getframe(1).f_builtins.get(SIZE_GUARDS)
-            first = check_size(args[0], guards, counts=cls.real in (bytes, bytearray))
+            first = check_size(args[0], guards, counts=_REAL_TYPES[cls] in (bytes, bytearray))
             args = (first, *args[1:])
-        return cls.real(*args, **kwargs)
+        return _REAL_TYPES[cls](*args, **kwargs)
 
     def __getattr__(cls, name: str) -> Any:
-        return getattr(cls.real, name)
+        return getattr(_REAL_TYPES[cls], name)
 
     def __repr__(cls) -> str:
-        return repr(cls.real)
+        return repr(_REAL_TYPES[cls])
 
 
 def check_size(source: object, guards: SizeGuards | None, *, counts: bool = False) -> object:
@@ -143,7 +145,8 @@ def check_size(source: object, guards: SizeGuards | None, *, counts: bool = Fals
 
 
 def _sized(real: type) -> type:
-    proxy = _SizedMeta(real.__name__, (), {"real": real})
+    proxy = _SizedMeta(real.__name__, (), {})
+    _REAL_TYPES[proxy] = real
     proxy.__module__ = "builtins"
     return proxy
 
@@ -165,7 +168,7 @@ def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:
 
 def real_bases(bases: tuple[Any, ...]) -> tuple[type, ...]:
     """Class bases with the size-checked stand-ins replaced by the real types (`class Stack(list)`)."""
-    return tuple(base.real if isinstance(base, _SizedMeta) else base for base in bases)
+    return tuple(_REAL_TYPES[base] if isinstance(base, _SizedMeta) else base for base in bases)
 
 
 def type_of(obj: object) -> type:
