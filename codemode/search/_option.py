@@ -105,7 +105,7 @@ def index_factory(kind: SearchKind) -> Callable[[Iterable[Tool]], ToolIndex]:
 
 
 def _bm25_index(tools: Iterable[Tool]) -> SearchIndex:
-    """The default index; a large catalog's term counts come from the disk cache when they were saved before."""
+    """The default index; a large catalog's is read from the disk cache when the same tools were indexed before."""
     return cached_index(tools, folder=default_cache_dir())
 
 
