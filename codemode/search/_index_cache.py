@@ -38,7 +38,7 @@ MIN_TOOLS: Final = 1_000
 KEEP_FILES: Final = 8
 """How many index files (the most recently used) a cache folder keeps."""
 
-Postings = tuple[dict[str, dict[int, int]], ...]
+FlatPostings = tuple[dict[str, list[int]], ...]
 _FIELDS: Final = 4
 """Name, description, parameter names, parameter descriptions."""
 
@@ -90,7 +90,7 @@ def _code_version() -> bytes:
     return hashlib.blake2b(b"\0".join(parts), digest_size=16).digest()
 
 
-def _read(path: Path, key: str, count: int) -> tuple[Postings, list[tuple[int, ...]]] | None:
+def _read(path: Path, key: str, count: int) -> tuple[FlatPostings, list[tuple[int, ...]]] | None:
     """The postings and field lengths saved under `key` for `count` tools, or None when not to be trusted."""
     try:
         with path.open("rb") as file:
@@ -101,22 +101,17 @@ def _read(path: Path, key: str, count: int) -> tuple[Postings, list[tuple[int, .
         meta = json.loads(header)
         if meta != {"format": FORMAT, "key": key, "count": count, "digest": _digest(payload)}:
             return None
-        saved, flat_lengths = json.loads(payload)
-        postings = tuple({term: _pairs(flat) for term, flat in field.items()} for field in saved)
+        flat, flat_lengths = json.loads(payload)
         lengths = list(zip(*[iter(flat_lengths)] * _FIELDS, strict=False))
-    except (OSError, ValueError, TypeError, AttributeError):  # unreadable, not JSON, or not the shape written
+    except (OSError, ValueError, TypeError):  # unreadable, not JSON, or not the shape written
         return None
-    if len(postings) != _FIELDS or len(lengths) != count or len(flat_lengths) != count * _FIELDS:
+    if len(flat) != _FIELDS or not all(isinstance(field, dict) for field in flat):
+        return None
+    if len(lengths) != count or len(flat_lengths) != count * _FIELDS:
         return None
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used: kept when the folder is pruned
-    return postings, lengths
-
-
-def _pairs(flat: list[int]) -> dict[int, int]:
-    """`[doc, count, doc, count]` as `{doc: count}` (the digest has vouched for what `_write` wrote)."""
-    pairs = iter(flat)
-    return dict(zip(pairs, pairs, strict=False))
+    return tuple(flat), lengths  # the digest vouches that each posting is the `[doc, count, ...]` `_write` wrote
 
 
 def _write(path: Path, key: str, index: SearchIndex) -> None:
