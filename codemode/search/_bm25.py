@@ -377,9 +377,9 @@ def _walk_schema(schema: JsonValue, names: list[str], texts: list[str], depth: i
             enum = sub.get("enum")
             if isinstance(enum, list):
                 texts.extend(value for value in enum if isinstance(value, str))
-            if _NESTED_KEYS.intersection(sub):
+            if not _NESTED_KEYS.isdisjoint(sub):
                 _walk_schema(sub, names, texts, depth + 1)
-    if schema.keys() & _CHILD_KEYS:
+    if not _CHILD_KEYS.isdisjoint(schema):
         for key in ("items", "additionalProperties"):
             _walk_schema(schema.get(key), names, texts, depth + 1)
         for key in ("anyOf", "oneOf", "allOf"):
