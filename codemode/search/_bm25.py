@@ -85,7 +85,7 @@ class SearchIndex:
         self._next_id = 0
         self._exact: dict[str, list[int]] = {}
         self._postings: tuple[dict[str, dict[int, int]], ...] = ({}, {}, {}, {})
-        self._flat: tuple[dict[str, list[int]], ...] | None = None  # restored postings not yet read: doc, count, ...
+        self._flat: tuple[dict[str, str], ...] | None = None  # restored postings not yet read: "doc count doc count"
         self._fields: dict[int, tuple[dict[str, int], ...]] | None = {}  # None: to derive from the postings
         self._lengths: dict[int, tuple[int, ...]] = {}
         self._totals = [0, 0, 0, 0]
@@ -135,15 +135,15 @@ class SearchIndex:
     def _restored(
         cls,
         tools: list[Tool],
-        flat: tuple[dict[str, list[int]], ...],
+        flat: tuple[dict[str, str], ...],
         lengths: list[tuple[int, ...]],
         params: BM25Params | None,
     ) -> SearchIndex:
         """The index of `tools` (distinct names, ids in order) from the postings and field lengths it had.
 
-        What `_index_cache` read back. Each posting is given flat (`[doc, count, doc, count]`) and read when a
-        search first needs its term; all of them, and the per-tool term counts, only if a tool is later added,
-        removed or replaced.
+        What `_index_cache` read back. Each posting is given as text (`"0 2 7 1"`: tool 0 twice, tool 7 once)
+        and read when a search first needs its term; all of them, and the per-tool term counts, only if a tool
+        is later added, removed or replaced.
         """
         index = cls(params=params)
         index._tools = dict(enumerate(tools))
@@ -293,9 +293,9 @@ class SearchIndex:
         return cached
 
 
-def _pairs(flat: list[int]) -> dict[int, int]:
-    """`[doc, count, doc, count]` as `{doc: count}`."""
-    pairs = iter(flat)
+def _pairs(flat: str) -> dict[int, int]:
+    """`"doc count doc count"` as `{doc: count}`."""
+    pairs = map(int, flat.split())
     return dict(zip(pairs, pairs, strict=False))
 
 
