@@ -416,13 +416,17 @@ class FakeServer:
         turn = self.turns(body)
         return self.reply(turn, STEPS[turn], bool(body.get("stream")))
 
-    def transport(self) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(transport=httpx2.MockTransport(self))
 
-
-def make_model(provider: str, server: FakeServer, *, stream: bool) -> Model:
-    """The provider's SDK-backed model, its official client talking to `server`."""
-    client_args: dict[str, Any] = {"api_key": "test", "base_url": "http://test/v1", "http_client": server.transport()}
+def make_model(provider: str, server: Callable[[httpx2.Request], httpx2.Response], *, stream: bool) -> Model:
+    """The provider's SDK-backed model, its official client talking to `server` (no retries: a fake never fails
+    but on purpose)."""
+    http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(server))
+    client_args: dict[str, Any] = {
+        "api_key": "test",
+        "base_url": "http://test/v1",
+        "http_client": http_client,
+        "max_retries": 0,
+    }
     if provider == "anthropic":
         from anthropic import AsyncAnthropic
 
@@ -539,6 +543,15 @@ async def full_run(
             model, cm, new_conversation(model, cm), placement=placement, max_requests=max_requests
         )
     return conversation, server
+
+
+async def placed_run(provider: str, placement: Placement) -> Conversation:
+    """Five requests with announcements at `placement`, checked to be prefix-stable and to hold the state."""
+    conversation, server = await full_run(provider, stream=False, placement=placement, max_requests=5)
+    assert_prefix_stable(provider, server.bodies)
+    texts = conversation.wire.history_texts(conversation.messages)
+    assert DiscoveryState.from_history(texts) == conversation.state
+    return conversation
 
 
 def assert_prefix_stable(provider: str, bodies: list[dict[str, Any]]) -> None:
