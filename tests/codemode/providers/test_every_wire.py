@@ -5,20 +5,33 @@ The checks that differ by wire (request shape, usage fields, where a result goes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 import httpx2
 import openai
 import pytest
-from provider_fakes import SAVE_AFTER, SERVERS, announced_names, assert_prefix_stable, make_model, prompt_json
+from provider_fakes import (
+    SAVE_AFTER,
+    SERVERS,
+    STEPS,
+    announced_names,
+    assert_prefix_stable,
+    chat_usage,
+    make_model,
+    prompt_json,
+    responses_usage,
+)
 
 from codemode import DiscoveryState
 from codemode.providers.anthropic import AnthropicModel
+from codemode.providers.base import Usage
 from codemode.providers.openai_chat import OpenAIChatModel
 from codemode.providers.openai_responses import OpenAIResponsesModel
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from provider_fakes import Conversation, FakeServer, Resumed
 
 PROVIDERS = list(SERVERS)
@@ -27,6 +40,21 @@ MODELS: dict[str, type[AnthropicModel | OpenAIChatModel | OpenAIResponsesModel]]
     "openai-chat": OpenAIChatModel,
     "openai-responses": OpenAIResponsesModel,
 }
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_long_conversation_keeps_every_request_a_prefix_of_the_next(
+    every_run: dict[str, dict[bool, tuple[Conversation, FakeServer]]], provider: str, stream: bool
+) -> None:
+    """Fourteen requests, eight announcements: same tools and system, each prompt a byte prefix of the next."""
+    conversation, server = every_run[provider][stream]
+    assert len(server.bodies) == len(STEPS) == 14
+    assert len(conversation.announcements) >= 6
+    assert_prefix_stable(provider, server.bodies)
+    assert server.bodies[0]["tools"] == conversation.tools
+    assert conversation.turns[-1].text == STEPS[-1].text
+    assert "".join(conversation.streamed) == ("".join(step.text for step in STEPS) if stream else "")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
@@ -111,3 +139,31 @@ def test_the_model_builds_its_client_from_the_environment(
     model = MODELS[provider]()
     assert str(model.client.base_url).startswith(base_url)
     assert model.wire.name == provider
+
+
+@pytest.mark.parametrize(
+    ("provider", "usage_of", "input_key", "output_key"),
+    [
+        ("openai-chat", chat_usage, "prompt_tokens", "completion_tokens"),
+        ("openai-responses", responses_usage, "input_tokens", "output_tokens"),
+    ],
+)
+async def test_openai_usage_counts_the_cached_tokens_as_a_part_of_the_input(
+    every_run: dict[str, dict[bool, tuple[Conversation, FakeServer]]],
+    provider: str,
+    usage_of: Callable[[int], dict[str, Any]],
+    input_key: str,
+    output_key: str,
+) -> None:
+    """Both OpenAI wires: the input count includes `<input>_details.cached_tokens`; no cache writes are reported."""
+    for stream in (False, True):
+        conversation, _ = every_run[provider][stream]
+        for n, turn in enumerate(conversation.turns):
+            usage = usage_of(n)
+            cached = usage[f"{input_key}_details"]["cached_tokens"]
+            assert turn.usage == Usage(
+                cache_read_tokens=cached,
+                uncached_input_tokens=usage[input_key] - cached,
+                output_tokens=usage[output_key],
+            )
+            assert turn.usage.input_tokens == usage[input_key]
