@@ -15,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import httpx2
@@ -34,6 +34,11 @@ ANNOUNCEMENT = (
     "<tools-discovered>\n# new tool: get_weather [17a110ed48b9]\nasync def get_weather(): ...\n</tools-discovered>"
 )
 """A short announcement for the placement tests."""
+OUTCOMES: Final = (
+    ToolOutcome(call_id="call_1", text="found 1 tool", announcement=ANNOUNCEMENT),
+    ToolOutcome(call_id="call_2", text="Error: boom", is_error=True),
+)
+"""Two results to write back: one that announces a tool, one that failed."""
 SYSTEM = "You are a travel assistant. Use the `code` tool to find and call tools."
 PROMPT = "Plan my two days in Paris: weather, a hotel, flights, and tell Ana."
 MAX_TOKENS = 1024

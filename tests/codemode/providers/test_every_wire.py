@@ -12,6 +12,7 @@ import httpx2
 import openai
 import pytest
 from provider_fakes import (
+    OUTCOMES,
     SAVE_AFTER,
     SERVERS,
     STEPS,
@@ -167,3 +168,17 @@ async def test_openai_usage_counts_the_cached_tokens_as_a_part_of_the_input(
                 output_tokens=usage[output_key],
             )
             assert turn.usage.input_tokens == usage[input_key]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_results_at_every_placement_give_the_announcement_back_from_the_history(provider: str) -> None:
+    """Wherever the announcement is written (user, tool result, system), the history's texts rebuild the state."""
+    wire = make_model(provider, refuse_all, stream=False).wire
+    for placement in ("user", "tool_result", "system"):
+        texts = wire.history_texts(wire.results(list(OUTCOMES), placement))
+        assert DiscoveryState.from_history(texts).announced == {"get_weather": "17a110ed48b9"}
+
+
+def refuse_all(request: httpx2.Request) -> httpx2.Response:
+    """A server for a model whose wire alone is used: nothing may reach it."""
+    raise AssertionError(f"no request was expected, got {request.url}")
