@@ -26,7 +26,8 @@ of shell-style patterns of the source's own tool names (`["delete_*", "refund"]`
 are its operations' names, before `prefix`).
 
 Relative paths are relative to the config file. Reading (`load_config`) checks the shape of every table;
-building (`build_catalog`) imports and loads the sources, in order, into one catalog.
+building (`build_catalog`) imports and loads the sources, in order, into one catalog. The typed sources are
+`codemode._config_sources`'s and the checks of each table `codemode._config_read`'s; both are re-exported here.
 """
 
 from __future__ import annotations
