@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
-__all__ = ["RECORD_KEY", "execute", "paused_data", "record_of", "resume_paused", "settle"]
+__all__ = ["RECORD_KEY", "execute", "paused_code", "paused_data", "record_of", "resume_paused", "settle"]
 
 RECORD_KEY: Final = "codemode/approval"
 """Key of the signed record of the paused run in `paused_data`."""
@@ -55,6 +55,14 @@ def record_of(data: object) -> dict[str, JsonValue]:
             "holds the signed record)"
         )
     return record
+
+
+def paused_code(data: object) -> str | None:
+    """The code of the run `paused_data` output describes, or None if it holds no record."""
+    signed = data.get(RECORD_KEY) if isinstance(data, Mapping) else None
+    record = signed.get("record") if isinstance(signed, Mapping) else None
+    code = record.get("code") if isinstance(record, Mapping) else None
+    return code if isinstance(code, str) else None
 
 
 async def execute(code_mode: CodeMode | BlockingCodeMode, code: str, state: DiscoveryState) -> ExecuteResult:
