@@ -6,33 +6,22 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from cli_kit import cli
 from mcp import Client, StdioServerParameters
 
 # The loopback server; tests/codemode/openapi is on sys.path, as pytest prepends a test module's folder.
-from openapi_servers import Petstore
-
-from codemode.cli import main
+from openapi_servers import BEARER, PETSTORE_FILE, Petstore, petstore_spec
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-PETSTORE_FILE = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "data" / "openapi" / "3.0-petstore-expanded.json"
-)
 TOKEN = "tok-cli-5b1e7d9a3c"
 
 pytestmark = pytest.mark.skipif(not PETSTORE_FILE.is_file(), reason="../shared/data/openapi is absent")
-
-
-def cli(argv: list[str]) -> int:
-    """`codemode.cli.main(argv)` on a thread of its own, where no event loop runs, as in a program."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(main, argv).result()
 
 
 @pytest.fixture
@@ -43,12 +32,9 @@ def store() -> Iterator[Petstore]:
 
 def write_config(folder: Path, url: str) -> Path:
     """A config with the petstore description, its server and the token read from `PETSTORE_TOKEN`."""
-    spec = json.loads(PETSTORE_FILE.read_text())
-    spec["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
-    spec["security"] = [{"bearer": []}]
-    (folder / "petstore.json").write_text(json.dumps(spec))
+    (folder / "petstore.json").write_text(json.dumps(petstore_spec(BEARER)))
     config = folder / "codemode.toml"
-    credentials = 'credentials = { bearer = "${PETSTORE_TOKEN}" }'
+    credentials = 'credentials = { petstore_auth = "${PETSTORE_TOKEN}" }'
     config.write_text(f'[[tools]]\nopenapi = "petstore.json"\nbase_url = "{url}"\n{credentials}\n')
     return config
 
