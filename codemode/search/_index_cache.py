@@ -103,13 +103,13 @@ def _read(path: Path, key: str, count: int) -> tuple[FlatPostings, list[tuple[in
             return None
         flat, flat_lengths = json.loads(payload)
         numbers = list(map(int, flat_lengths.split()))
-        lengths = list(zip(*[iter(numbers)] * _FIELDS, strict=False))
+        if len(flat) != _FIELDS or not all(isinstance(field, dict) for field in flat):
+            return None
     except (OSError, ValueError, TypeError, AttributeError):  # unreadable, not JSON, or not the shape written
         return None
-    if len(flat) != _FIELDS or not all(isinstance(field, dict) for field in flat):
+    if len(numbers) != count * _FIELDS:
         return None
-    if len(lengths) != count or len(numbers) != count * _FIELDS:
-        return None
+    lengths = list(zip(*[iter(numbers)] * _FIELDS, strict=True))
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used: kept when the folder is pruned
     return tuple(flat), lengths  # the digest vouches that each posting is the `"doc count ..."` `_write` wrote

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -112,6 +113,21 @@ def test_a_damaged_file_is_ignored_and_written_again(damage: object, tmp_path: P
     assert index._fields is not None  # rebuilt, not read
     assert ranked(index, QUERIES) == ranked(SearchIndex(TOOLS), QUERIES)
     assert saved.read_bytes() == good
+
+
+@pytest.mark.parametrize("payload", [b'[1, "x"]', b'[[{}, {}, {}], "1 2 3 4"]', b'[[{}, {}, {}, {}], "1 2 x"]', b"{}"])
+def test_a_file_of_another_shape_with_a_good_digest_is_ignored(payload: bytes, tmp_path: Path) -> None:
+    """A payload that is not what this version writes (wrong fields, lengths, types) is rebuilt, not trusted."""
+    cached_index(TOOLS, folder=tmp_path, min_tools=1)
+    [saved] = index_files(tmp_path)
+    header = json.loads(saved.read_bytes().split(b"\n", 1)[0])
+    header["digest"] = hashlib.blake2b(payload, digest_size=16).hexdigest()
+    saved.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+    index = cached_index(TOOLS, folder=tmp_path, min_tools=1)
+
+    assert index._fields is not None
+    assert ranked(index, QUERIES) == ranked(SearchIndex(TOOLS), QUERIES)
 
 
 def test_a_file_others_could_have_written_is_not_read(tmp_path: Path) -> None:
