@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from codemode import Tool
+from codemode import Catalog, Tool
 from codemode._cachedir import default_cache_dir
 from codemode.cli import main
 from codemode.search import SearchIndex
@@ -73,6 +73,28 @@ def test_a_saved_index_of_real_catalogs_answers_every_labelled_query_as_a_fresh_
 
     assert read._fields is None
     assert ranked(read, queries) == ranked(SearchIndex(tools), queries)
+
+
+def test_a_catalog_read_from_jsonl_files_is_keyed_by_the_files(tmp_path: Path) -> None:
+    """Equal files give equal fingerprints and the saved index; a prefix or any other change is another key."""
+    path = tmp_path / "tools.jsonl"
+    rows = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in TOOLS]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    first, second, prefixed = Catalog(), Catalog(), Catalog()
+    first.load_jsonl(path)
+    second.load_jsonl(path)
+    prefixed.load_jsonl(path, prefix="x.")
+    cached_index(first, folder=tmp_path / "cache", min_tools=1)
+    read = cached_index(second, folder=tmp_path / "cache", min_tools=1)
+
+    assert first.fingerprint == second.fingerprint
+    assert first.fingerprint is not None
+    assert prefixed.fingerprint not in (None, first.fingerprint)
+    assert read._fields is None
+    assert ranked(read, QUERIES) == ranked(SearchIndex(list(second)), QUERIES)
+    second.add(name="send_fax", description="Send a fax.", parameters={"type": "object", "properties": {}})
+    assert second.fingerprint is None
+    assert cached_index(second, folder=tmp_path / "cache", min_tools=1)._fields is not None
 
 
 def test_a_restored_index_follows_removals_replacements_and_additions_as_a_fresh_one(tmp_path: Path) -> None:
