@@ -22,6 +22,7 @@ from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._decimalctx import decimal_members
 from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
+from sandbox._matching import match_names
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
@@ -132,6 +133,7 @@ def _globals(
         "__name__": "__main__",
         "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
+        **match_names(guards),
     }
     for name, names in functions.items():
         namespace[name] = FunctionProxy(calls, name) if names is None else NamespaceProxy(calls, name, names)
