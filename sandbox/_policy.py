@@ -349,7 +349,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node.patterns = [cast("ast.pattern", self.visit(pattern)) for pattern in node.patterns]
         node.kwd_patterns = [cast("ast.pattern", self.visit(pattern)) for pattern in node.kwd_patterns]
         cls = cast("ast.expr", self.visit(node.cls))
-        shape = (ast.Constant(len(node.patterns)), ast.Constant(tuple(node.kwd_attrs)))
+        shape = (ast.Constant(len(node.patterns)), ast.Constant(tuple(node.kwd_attrs)))  # type: ignore[arg-type]  # compiles
         node.cls = self._pattern_lookup(_call("_match_class_", cls, *shape))
         return node
 

@@ -26,6 +26,7 @@ from sandbox._matching import match_names
 from sandbox._modules import Module, make_importer
 from sandbox._repeat import REPEAT, Repeat
 from sandbox._sizes import SizeLimitError
+from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
 from sandbox._variables import Keeper
 from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
@@ -191,7 +192,7 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
     frames = _model_frames(exc.__traceback__)
     line = frames[-1][1] if frames else None
     where = f" (line {line})" if line else ""
-    if isinstance(exc, StopRun) and exc._sealed:
+    if isinstance(exc, StopRun) and exc.sealed():
         return RunError(kind=cast("ErrorKind", exc.kind), message=f"{exc.message}{where}", line=line)
     kind: ErrorKind = "runtime"
     if isinstance(exc, (ForbiddenError, ForbiddenImportError)):

@@ -975,7 +975,7 @@ CASES = [
         super(uuid.UUID, uuid.NAMESPACE_DNS).__init__(int=0)
         return str(uuid.NAMESPACE_DNS)
         """,
-        raised("TypeError", "object.__init__() takes exactly one argument (the instance to initialize)"),
+        guard("`super(...)` works in the sandbox only inside the code's own classes"),
     ),
     case(
         "super_setitem_on_a_module_facade",
@@ -984,7 +984,7 @@ CASES = [
         super(type(json), json).__setitem__("dumps", len)
         return "PW" + "NED"
         """,
-        raised("AttributeError", "'super' object has no attribute '__setitem__'"),
+        guard("`super(...)` works in the sandbox only inside the code's own classes"),
     ),
     case(
         "item_write_on_a_module_facade",
@@ -1161,7 +1161,7 @@ CASES = [
         W.__init__(textwrap.TextWrapper, "changed")
         return 1
         """,
-        raised("TypeError", "`W.__init__()` takes a 'W' instance, not 'type'"),
+        guard("`W.__init__(obj, ...)` works only on an instance of the code's own class"),
     ),
     case(
         "frozen_dataclass_init_unbound_on_a_shared_uuid",
@@ -1173,7 +1173,7 @@ CASES = [
         U.__init__(uuid.NAMESPACE_DNS, 5)
         return str(uuid.NAMESPACE_DNS)
         """,
-        raised("TypeError", "`U.__init__()` takes a 'U' instance, not 'UUID'"),
+        guard("`U.__init__(obj, ...)` works only on an instance of the code's own class"),
     ),
     case(
         "dataclass_eq_unbound_on_host_objects",
@@ -1184,7 +1184,7 @@ CASES = [
             width: int = 0
         return W.__eq__(textwrap.TextWrapper(), textwrap.TextWrapper())
         """,
-        raised("TypeError", "`W.__eq__()` takes a 'W' instance, not 'TextWrapper'"),
+        guard("`W.__eq__(obj, ...)` works only on an instance of the code's own class"),
     ),
     case(
         "dataclass_methods_still_work_on_instances_and_subclasses",
