@@ -60,8 +60,8 @@ class _PatternMeta(type):
             if not _same(getattr(subject, name), guarded):
                 forbid(
                     f"`{name}` of a {type(subject).__name__!r} cannot be read by a class pattern in the sandbox; "
-                    f"match the class alone and read it in the case: `case {cls.__name__}() if ...:` with "
-                    f"`getattr(x, {name!r})`"
+                    f"match the class alone and read the attribute in the case: `case {cls.__name__}() as x:` "
+                    f"then `x.{name}`"
                 )
         return True
 
