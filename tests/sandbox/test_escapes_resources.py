@@ -1450,6 +1450,12 @@ CASES = [
         raised("RecursionError", "maximum recursion depth exceeded while getting the repr of an object"),
         limits=BUDGET,
     ),
+    case(
+        "percent_mapping_key_width_guard",
+        "x = '%(a)2000000s' % {'a': 1}\nreturn 'PW' + 'NED'",
+        limit("memory", "this would create a formatted field of width of about 2,000,000", "MemoryError"),
+        still_open="a `%(key)N` field skips the `%` width check (`_PERCENT_SPEC` in sandbox/_sizes.py has no `(key)`)",
+    ),
 ]
 
 
