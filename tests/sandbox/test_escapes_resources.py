@@ -900,7 +900,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -921,8 +921,8 @@ CASES = [
         x = ''.join(map(str, itertools.count()))
         return 'PW' + 'NED'
         """,
-        limit("timeout", "the code ran past its 1 s time limit in one long operation (a slow regular expression?)"),
-        limits=WALL_UNSIZED,
+        limit("memory", "MemoryError", "MemoryError"),
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -933,7 +933,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         raised("AttributeError", "module 'collections' has no attribute 'UserString' in the sandbox"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -943,7 +943,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -954,7 +954,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -964,7 +964,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -975,7 +975,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -986,7 +986,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -997,7 +997,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
@@ -1008,7 +1008,7 @@ CASES = [
         return 'PW' + 'NED'
         """,
         limit("memory", "MemoryError", "MemoryError"),
-        limits=WALL_UNSIZED,
+        limits=RAW_MEMORY,
         modes=PROCESS,
     ),
     case(
