@@ -48,7 +48,7 @@ _CALL_INSTEAD = {
     "__getattr__": "getattr(x, name)",
 }
 _INSTEAD = {
-    "__dict__": "read the attributes by name, or use `dataclasses.asdict(x)` for a dataclass",
+    "__dict__": "use `vars(x)` for a copy of an object's attributes and `setattr(x, name, value)` to set one",
     "__dataclass_fields__": "use `dataclasses.fields(x)`",
     "__annotations__": "annotations are not readable; pass what you need explicitly",
     "__traceback__": "use `type(e).__name__` and `str(e)` to describe an error",
