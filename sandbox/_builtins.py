@@ -10,8 +10,10 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from sandbox._awaiting import anext_
+from sandbox._budgets import OUTPUT_MARKER
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
 from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
+from sandbox.limits import output_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,7 +30,6 @@ UnicodeDecodeError UnicodeEncodeError UnicodeError ValueError ZeroDivisionError
 NotImplemented Ellipsis __build_class__
 """.split()
 PLAIN_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in _PLAIN}
-OUTPUT_MARKER = "\n[... output truncated at {limit:,} characters]"
 
 
 class Output:
@@ -51,7 +52,12 @@ class Output:
         end = "\n" if end is None else end
         if type(sep) is not str or type(end) is not str:
             raise TypeError("sep and end must be None or a string")
-        self.write(sep.join(str(arg) for arg in args) + end)
+        texts = [str(arg) for arg in args]
+        room = self.limit - self.size
+        if sum(map(len, texts)) + len(sep) * len(texts) + len(end) <= room:
+            self.write(sep.join(texts) + end)
+        else:  # never join more than fits: a few references to one big string would be a huge text
+            self.write(_head([*_between(texts, sep), end], room + 1))
 
     def write(self, text: str) -> None:
         """Add text; past the limit, keep what fits, mark the cut and stop the run."""
@@ -63,16 +69,33 @@ class Output:
         self.parts.append(text[:room])
         self.size = self.limit
         self.truncated = True
-        self.guards.stop(
-            "output_limit",
-            f"the code printed more than {self.limit:,} characters; print less (a summary, a count, a slice) "
-            "or return the data instead",
-        )
+        self.guards.stop("output_limit", output_message(self.limit))
 
     def text(self) -> str:
         """Everything printed, with a visible marker where it was cut."""
         joined = "".join(self.parts)
         return joined + OUTPUT_MARKER.format(limit=self.limit) if self.truncated else joined
+
+
+def _between(texts: list[str], sep: str) -> list[str]:
+    """`texts` with `sep` between each two."""
+    parts: list[str] = []
+    for index, text in enumerate(texts):
+        if index:
+            parts.append(sep)
+        parts.append(text)
+    return parts
+
+
+def _head(parts: list[str], size: int) -> str:
+    """The first `size` characters of the parts joined, joining no more than that."""
+    taken: list[str] = []
+    for part in parts:
+        taken.append(part[:size])
+        size -= len(taken[-1])
+        if size <= 0:
+            break
+    return "".join(taken)
 
 
 def _exit(*_: object) -> None:

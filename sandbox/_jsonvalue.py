@@ -19,6 +19,7 @@ import decimal
 import enum
 import fractions
 import inspect
+import json
 import math
 import types
 import uuid
@@ -56,6 +57,41 @@ def to_json(value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, m
         max_int_bits: The largest int allowed, in bits.
     """
     return _Converter(path, max_depth, max_int_bits, MAX_NODES, strict=False).value(value, path, max_depth)
+
+
+def json_size(value: JsonValue, limit: int, *, utf8: bool = False) -> int | None:
+    """The size of JSON `value` as `json.dumps` writes it (characters, or compact UTF-8 bytes); None: far over `limit`.
+
+    A walk with an early stop comes first: a list holding one big string many times is a few nodes but a huge
+    text, and is never written out. Only a value whose lower bound is within a few times `limit` is encoded, so
+    the text made is bounded by the limit, never by the value.
+    """
+    stop = _SIZE_SLACK * limit
+    bound = 0
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            bound += len(item) + 2  # type: ignore[arg-type]  # exact str, checked above
+        elif kind is dict:
+            bound += 1 + 4 * len(item)  # type: ignore[arg-type]  # braces, and per item quotes, colon, comma
+            for key, inner in item.items():  # type: ignore[attr-defined]  # exact dict, checked above
+                bound += len(key)
+                stack.append(inner)
+        elif kind is list:
+            bound += 1 + len(item)  # type: ignore[arg-type]  # brackets and commas
+            stack.extend(item)  # type: ignore[arg-type]  # exact list, checked above
+        else:
+            bound += 1
+        if bound > stop:
+            return None
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":") if utf8 else None)
+    return len(text.encode("utf-8", "surrogatepass")) if utf8 else len(text)
+
+
+_SIZE_SLACK = 8
+"""How far over its limit a value is still measured exactly (for the message); past that it is just too large."""
 
 
 class _Converter:

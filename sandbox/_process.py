@@ -23,6 +23,7 @@ import anyio.lowlevel
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from sandbox._confine import Layers
+from sandbox._distrust import Admission, CallsOverError, checked_result
 from sandbox._hostcall import Call, HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
 from sandbox.errors import SandboxError
@@ -65,6 +66,10 @@ class WorkerProcess:
         """Replies not written yet: replies finished in one turn of the loop go out in one write."""
         self._answering = 0
         """Calls being answered now."""
+        self.last_size = 0
+        """Bytes of the last frame received."""
+        self.idle_cpu: float | None = None
+        """CPU seconds the worker had used when its last run ended (None: not known)."""
 
     @classmethod
     async def start(cls, memory: int, confinement: Confinement, *, entry: tuple[str, ...] = WORKER) -> WorkerProcess:
@@ -120,7 +125,8 @@ class WorkerProcess:
     async def receive(self) -> dict[str, Any]:
         """The next frame from the worker."""
         header = await self.reader.receive_exactly(HEADER.size)
-        return decode(await self.reader.receive_exactly(frame_size(header)))
+        self.last_size = frame_size(header)
+        return decode(await self.reader.receive_exactly(self.last_size))
 
     async def send(self, message: dict[str, Any]) -> None:
         """One frame to the worker."""
@@ -174,7 +180,11 @@ class WorkerProcess:
             await self.send_frame(frame)
             async with anyio.create_task_group() as calls:
                 with anyio.move_on_after(limits.timeout + _KILL_GRACE) as deadline:
-                    result = await self._serve(calls, dispatcher, run_id)
+                    try:
+                        result = await self._serve(calls, dispatcher, run_id, Admission(limits))
+                    except CallsOverError as error:  # the worker's own cap did not hold: it is not reused
+                        result = RunResult(error=RunError(kind="call_limit", message=str(error)), calls=limits.calls)
+                        self._reply_failed = True  # its frames still on the pipe belong to no run: never reuse it
                 calls.cancel_scope.cancel()
         except BaseException as error:
             if _is_breakage(error):
@@ -194,11 +204,18 @@ class WorkerProcess:
                     message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
                 )
             )
-        self.healthy = not self._reply_failed
+        result, lied = checked_result(
+            result, limits=limits, keeps=variables is not None, reserved=(*dispatcher.kinds(), *error_names)
+        )
+        # A worker that sent what its own checks forbid is not reused; nor one whose run was cut off mid-work.
+        self.healthy = not (self._reply_failed or lied or (result.error and result.error.kind in _RECYCLE))
         return result
 
-    async def _serve(self, calls: anyio.abc.TaskGroup, dispatcher: Dispatcher, run_id: int) -> RunResult:
+    async def _serve(
+        self, calls: anyio.abc.TaskGroup, dispatcher: Dispatcher, run_id: int, admission: Admission
+    ) -> RunResult:
         while True:
+            await admission.room()
             message = await self.receive()
             kind = message["t"]
             if kind == "done":
@@ -208,16 +225,23 @@ class WorkerProcess:
             if kind != "call":
                 raise ProtocolError(f"unexpected frame {kind!r} during a run")
             call_id, call = _parse_call(message)
+            size = self.last_size
+            admission.admit(size)
             if message.get("run") == run_id:
                 self._answering += 1
-                calls.start_soon(self._answer, dispatcher, call_id, call)
+                calls.start_soon(self._answer, dispatcher, call_id, call, admission, size)
             else:  # left over from an earlier run (a task or generator still running after it ended)
+                admission.release(size)
                 failure = HostFailure("RuntimeError", "the run that made this call is over; its calls are refused")
                 calls.start_soon(self._reply, _failure_reply(call_id, failure))
 
-    async def _answer(self, dispatcher: Dispatcher, call_id: int, call: Call) -> None:
+    async def _answer(self, dispatcher: Dispatcher, call_id: int, call: Call, admission: Admission, size: int) -> None:
         try:
-            await self._reply(await self._outcome(dispatcher, call_id, call))
+            try:
+                frame = await self._outcome(dispatcher, call_id, call)
+            finally:
+                admission.release(size)
+            await self._reply(frame)
         finally:
             self._answering -= 1
 
@@ -281,6 +305,10 @@ class WorkerProcess:
             await self.process.aclose()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
+
+_RECYCLE = frozenset({"timeout", "memory", "crashed"})
+"""Error kinds after which a worker is replaced rather than reused: the run was cut off mid-work, so the worker's
+state is not known to be clean (the limits a worker enforces itself, and refusals, leave it as it was)."""
 
 _BREAKAGE = (
     anyio.EndOfStream,

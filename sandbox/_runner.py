@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import decimal
-import json
 import time
 import traceback
 from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
+from sandbox._budgets import result_size_error
 from sandbox._builtins import Output, make_builtins
 from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._classes import make_class
@@ -174,14 +174,8 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
         return None, RunError(kind="runtime", message=f"the returned {error}", type_name="TypeError")
     except RecursionError:
         return None, RunError(kind="runtime", message="the returned value is nested too deeply", type_name="TypeError")
-    size = len(json.dumps(checked, ensure_ascii=False))
-    if size > limits.result:
-        return None, RunError(
-            kind="result_limit",
-            message=f"the returned value is {size:,} bytes as JSON; the limit is {limits.result:,}. Return less "
-            "(a summary, the fields you need, a slice)",
-        )
-    return checked, None
+    too_large = result_size_error(checked, limits.result)
+    return (None, too_large) if too_large is not None else (checked, None)
 
 
 def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
