@@ -51,8 +51,8 @@ from codemode._config_sources import (
     OpenApiSource,
     PythonSource,
     Source,
-    needs_approval,
 )
+from codemode._sources import needs_approval
 from codemode.catalog import Catalog
 from codemode.errors import CatalogError, ConfigError
 
@@ -73,7 +73,6 @@ __all__ = [
     "build_catalog",
     "expand_env",
     "load_config",
-    "needs_approval",
 ]
 
 

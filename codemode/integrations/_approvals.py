@@ -20,12 +20,12 @@ from codemode.errors import ApprovalError
 from codemode.integrations import BlockingCodeMode
 
 if TYPE_CHECKING:
-    from codemode import ToolCall
+    from codemode import PendingApproval, ToolCall
     from codemode._json import JsonObject, JsonValue
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
-__all__ = ["RECORD_KEY", "execute", "paused_code", "paused_data", "record_of", "resume_paused", "settle"]
+__all__ = ["RECORD_KEY", "cannot_ask", "execute", "paused_code", "paused_data", "record_of", "resume_paused", "settle"]
 
 RECORD_KEY: Final = "codemode/approval"
 """Key of the signed record of the paused run in `paused_data`."""
@@ -102,6 +102,17 @@ def settle(result: ExecuteResult, state: DiscoveryState, seen: dict[str, str]) -
     if result.pending is not None:
         state.announced = seen
     return result
+
+
+def cannot_ask(pending: PendingApproval, where: str) -> str:
+    """What the model reads when a run paused where no one can be asked: the call was not made, the rest was."""
+    why = f" ({pending.reason})" if pending.reason else ""
+    made = len(pending.calls)
+    calls = f"{made} call{'s were' if made != 1 else ' was'}"
+    return (
+        f"Stopped: `tools.{pending.alias}(...)` needs a person's approval{why}, and {where}, where no one can be "
+        f"asked, so it was not made; {calls} made before it. Tell the user what needs approval."
+    )
 
 
 def _call_json(call: ToolCall) -> JsonObject:

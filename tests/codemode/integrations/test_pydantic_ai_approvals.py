@@ -209,3 +209,34 @@ async def test_a_tool_denied_passed_without_decide_is_pydantic_ais_own_denial_an
         )
     assert done.output == "not today"
     assert shop.made == {"get_order": 1, "get_order:A1": 1}
+
+
+async def test_two_code_calls_of_one_response_pause_together_and_each_resumes_its_own_run() -> None:
+    """Parallel `code` calls both defer; answering both makes each run's own call, once."""
+    shop = make_shop()
+    codes = {"call_a": 'return await tools.delete_order(order_id="A1")', "call_b": CODE}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+        if returns:
+            return ModelResponse(
+                parts=[TextPart(" | ".join(r.model_response_str().split("\n\n<")[0] for r in returns))]
+            )
+        return ModelResponse(parts=[ToolCallPart("code", {"code": c}, tool_call_id=i) for i, c in codes.items()])
+
+    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
+        agent = Agent(FunctionModel(respond), toolsets=[CodeModeToolset(cm)], output_type=[str, DeferredToolRequests])
+        paused = await agent.run("Delete A1 and refund A1.")
+        assert isinstance(paused.output, DeferredToolRequests)
+        assert {c.tool_call_id: paused.output.metadata[c.tool_call_id]["tool"] for c in paused.output.approvals} == {
+            "call_a": "delete_order",
+            "call_b": "refund",
+        }
+        answers = decide(paused.output, {"call_a": ToolDenied("keep it"), "call_b": True})
+        done = await agent.run(message_history=paused.all_messages(), deferred_tool_results=answers)
+    assert done.output == (
+        'Traceback (most recent call last):\n  line 1, in <module>\n    return await tools.delete_order(order_id="A1")'
+        "\nToolError: tools.delete_order() was not approved: keep it (line 1) | "
+        'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+    )
+    assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
