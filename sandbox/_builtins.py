@@ -134,6 +134,7 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
         "setattr": guards.setattr,
         "delattr": guards.delattr,
         "pow": guards.pow,
+        "sum": guards.sum,
         "format": guards.builtin_format,
         "dir": dir_,
         "exit": _exit,

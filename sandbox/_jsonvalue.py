@@ -90,6 +90,8 @@ def json_size(value: JsonValue, limit: int, *, utf8: bool = False) -> int | None
     return len(text.encode("utf-8", "surrogatepass")) if utf8 else len(text)
 
 
+_MAX_FRACTION_BITS = 14_000
+"""Bits of a Fraction's numerator or denominator written as text at most (CPython writes 4,300 digits)."""
 _SIZE_SLACK = 8
 """How far over its limit a value is still measured exactly (for the message); past that it is just too large."""
 
@@ -242,7 +244,13 @@ def _as_text(value: Any, kind: type, path: str) -> str | None:
         return str(uuid.UUID(int=uuid.UUID.__dict__["int"].__get__(value)))  # the slot, not a property
     if _is(kind, fractions.Fraction):
         numerator, denominator = (fractions.Fraction.__dict__[f].__get__(value) for f in ("_numerator", "_denominator"))
-        return f"{int.__index__(numerator)}/{int.__index__(denominator)}"  # the slots, as pydantic writes it
+        top, bottom = int.__index__(numerator), int.__index__(denominator)
+        bits = max(top.bit_length(), bottom.bit_length())
+        if bits > _MAX_FRACTION_BITS:  # past what `str(int)` writes (4,300 digits), it would raise ValueError
+            raise NotJsonError(
+                f"{path} is a Fraction of {bits:,} bits, too large to write out; return float(x) or round it"
+            )
+        return f"{top}/{bottom}"  # the slots, as pydantic writes it
     return None
 
 

@@ -139,19 +139,25 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
         guards.math_bits((n if k is None else k) * math.log2(max(n, 2)))
         return math.perm(n, k)
 
-    return {**_public(math), "factorial": guards.factorial, "comb": comb, "perm": perm, "pow": math.pow}
+    return {
+        **_public(math),
+        "factorial": guards.factorial,
+        "prod": guards.prod,
+        "lcm": guards.lcm,
+        "comb": comb,
+        "perm": perm,
+        "pow": math.pow,
+    }
 
 
 def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     generator = run_random()
 
     def getrandbits(k: int) -> int:
-        guards.check_length(k, "an int with a bit length")
-        return generator.getrandbits(k)
+        return generator.getrandbits(guards.check_length(k, "an int with a bit length"))
 
     def randbytes(n: int) -> bytes:
-        guards.check_length(n, "bytes of length")
-        return generator.randbytes(n)
+        return generator.randbytes(guards.check_length(n, "bytes of length"))
 
     members = _pick(
         generator,
@@ -259,6 +265,9 @@ def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
         "attrgetter": attrgetter,
         "itemgetter": itemgetter,
         "methodcaller": methodcaller,
+        "add": guards.add,
+        "concat": guards.concat,
+        "iadd": guards.iadd,
         "mul": guards.mul,
         "pow": guards.pow,
         "lshift": guards.lshift,

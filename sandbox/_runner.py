@@ -174,6 +174,9 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
         return None, RunError(kind="runtime", message=f"the returned {error}", type_name="TypeError")
     except RecursionError:
         return None, RunError(kind="runtime", message="the returned value is nested too deeply", type_name="TypeError")
+    except (ValueError, OverflowError) as error:  # a conversion the checks above did not foresee: still a result
+        message = f"the returned value could not be converted to JSON ({type(error).__name__}); return plain data"
+        return None, RunError(kind="runtime", message=message, type_name="TypeError")
     too_large = result_size_error(checked, limits.result)
     return (None, too_large) if too_large is not None else (checked, None)
 

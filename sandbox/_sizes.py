@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 SEQUENCES = (str, bytes, bytearray, list, tuple)
 _SPEC_NUMBER = re.compile(r"\d+")
-_PERCENT_SPEC = re.compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
     "-=": operator.isub,
@@ -71,8 +70,23 @@ class SizeGuards:
         """`a + b` that refuses to concatenate past the size limit."""
         kind = type(a)
         if kind is not int and kind is not float and isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
-            self.check_length(len(a) + len(b), "a sequence of length")
+            self.check_length(_sum_len(a, b), "a sequence of length")
         return a + b
+
+    def concat(self, a: Any, b: Any) -> Any:
+        """`operator.concat`, guarded like `a + b`."""
+        if isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
+            self.check_length(_sum_len(a, b), "a sequence of length")
+        return operator.concat(a, b)
+
+    def sum(self, iterable: Any, /, start: Any = 0) -> Any:
+        """`sum`; with a list or tuple to start from, each step is checked like `a + b`."""
+        if not isinstance(start, SEQUENCES):
+            return sum(iterable, start)
+        total = start
+        for item in iterable:
+            total = self.add(total, item)
+        return total
 
     def iadd(self, a: Any, b: Any) -> Any:
         """`a += b`, guarded like `a + b`."""
@@ -80,7 +94,7 @@ class SizeGuards:
         if kind is int or kind is float:
             return a + b
         if isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
-            self.check_length(len(a) + len(b), "a sequence of length")
+            self.check_length(_sum_len(a, b), "a sequence of length")
         return _INPLACE["+="](a, b)
 
     def imul(self, a: Any, b: Any) -> Any:
@@ -116,6 +130,11 @@ class SizeGuards:
             if bits > self.max_size:
                 self._too_big("an int with a bit length", bits)
             return a, b
+        if isinstance(a, Fraction | int) and isinstance(b, Fraction | int):
+            bits = max(_bits(a, "numerator") + _bits(b, "numerator"), _bits(a, "denominator") + _bits(b, "denominator"))
+            if bits > self.max_size:
+                self._too_big("a fraction with a bit length", bits)
+            return a, b
         seq_first = _true_len(a) is not None
         seq, count = (a, b) if seq_first else (b, a)
         length = _true_len(seq)
@@ -128,10 +147,18 @@ class SizeGuards:
 
     def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
         """`a ** b` (and `pow`) that refuses to build huge ints."""
+        a, b, mod = _plain_int(a, "__pow__"), _plain_int(b, "__rpow__"), _plain_int(mod, "__rpow__")
         if mod is not None:
+            if type(b) is int and type(mod) is int and b > 0:
+                work = b.bit_length() * mod.bit_length()  # one squaring and multiplication per exponent bit
+                if work > _MODPOW_WORK:
+                    raise SizeLimitError(
+                        f"pow(x, y, m) with a {b.bit_length():,}-bit y and a {mod.bit_length():,}-bit m is too much "
+                        f"work for one operation (y's bits times m's may be {_MODPOW_WORK:,}); use smaller numbers"
+                    )
             return pow(a, b, mod)
-        if isinstance(b, int) and b > 1:
-            if isinstance(a, int) and abs(a) > 1:
+        if type(b) is int and b > 1:
+            if type(a) is int and abs(a) > 1:
                 bits = a.bit_length() * b
             elif isinstance(a, Fraction):
                 bits = max(a.numerator.bit_length(), a.denominator.bit_length()) * b
@@ -143,7 +170,8 @@ class SizeGuards:
 
     def lshift(self, a: Any, b: Any) -> Any:
         """`a << b` that refuses to build huge ints."""
-        if isinstance(a, int) and isinstance(b, int) and a and a.bit_length() + b > self.max_size:
+        a, b = _plain_int(a, "__lshift__"), _plain_int(b, "__rlshift__")
+        if type(a) is int and type(b) is int and a and a.bit_length() + b > self.max_size:
             self._too_big("an int with a bit length", a.bit_length() + b)
         return a << b
 
@@ -159,21 +187,24 @@ class SizeGuards:
         return a % b
 
     def _check_percent(self, template: str, args: Any) -> None:
-        for match in _PERCENT_SPEC.finditer(template):
-            for group in match.groups():
-                if group == "*":
-                    values = args if isinstance(args, tuple) else (args,)
-                    if any(isinstance(v, int) and v > self.max_size for v in values):
-                        self._too_big("a formatted field of width", max(v for v in values if isinstance(v, int)))
-                elif group and int(group) > self.max_size:
-                    self._too_big("a formatted field of width", int(group))
+        stars = False
+        for width in _percent_widths(template):
+            if width == "*":
+                stars = True
+            elif len(width) > 18 or int(width) > self.max_size:
+                self._too_big("a formatted field of width", int(width))
+        if stars:  # a `*` width or precision comes from the arguments; negative means left-justified
+            values = tuple.__iter__(args) if isinstance(args, tuple) else (args,)
+            for value in values:
+                if isinstance(value, int) and abs(operator.index(value)) > self.max_size:
+                    self._too_big("a formatted field of width", abs(operator.index(value)))
 
     def inplace(self, op: str, x: Any, y: Any) -> Any:
         """`x op= y` with the same size guards as the plain operators."""
         if op == "*=":
             return self.imul(x, y)
         if op == "+=" and isinstance(x, SEQUENCES) and isinstance(y, SEQUENCES):
-            self.check_length(len(x) + len(y), "a sequence of length")
+            self.check_length(_sum_len(x, y), "a sequence of length")
         elif op == "**=":
             return self.pow(x, y)
         elif op == "<<=":
@@ -219,10 +250,12 @@ class SizeGuards:
 
         return to_bytes
 
-    def check_length(self, size: int, what: str) -> None:
-        """Refuse a single allocation over the size limit."""
+    def check_length(self, size: int, what: str) -> int:
+        """Refuse a single allocation over the size limit; returns `size` as a plain int, to use instead of it."""
+        size = operator.index(size)  # once, as a plain int: the code's `__index__` or `>` may lie
         if size > self.max_size:
             self._too_big(what, size)
+        return size
 
     def math_bits(self, bits: float) -> None:
         """Refuse a math function whose result would have more bits than allowed."""
@@ -231,9 +264,23 @@ class SizeGuards:
 
     def factorial(self, n: int) -> int:
         """`math.factorial` with its result size capped."""
-        if isinstance(n, int) and n > 2:
+        n = operator.index(n)  # once, as a plain int: the code's `__index__` or `>` may lie
+        if n > 2:
             self.math_bits(n * math.log2(n))
         return math.factorial(n)
+
+    def prod(self, iterable: Any, /, *, start: Any = 1) -> Any:
+        """`math.prod`, each product checked like `*`."""
+        total = start
+        for item in iterable:
+            total = self.mul(total, item)
+        return total
+
+    def lcm(self, *integers: Any) -> int:
+        """`math.lcm`, refused when its result could pass the size limit (at most the sum of the bits)."""
+        plain_ints = [operator.index(n) for n in integers]
+        self.math_bits(sum(n.bit_length() for n in plain_ints))
+        return math.lcm(*plain_ints)
 
 
 class _GuardedFormatter(string.Formatter):
@@ -278,12 +325,14 @@ def _padded(name: str) -> Callable[..., Any]:
 
 
 def _expandtabs(guards: SizeGuards, obj: Any, tabsize: int = 8) -> Any:
+    tabsize = operator.index(tabsize)  # once, as a plain int: the code's `__index__` or `>` may lie
     guards.check_length(len(obj) * max(tabsize, 1), "a string of length")
     return obj.expandtabs(tabsize)
 
 
 def _replace(guards: SizeGuards, obj: Any, old: Any, new: Any, count: int = -1) -> Any:
     old, new = plain(old), plain(new)  # a subclass's `len` may lie; the base type's may not
+    count = operator.index(count)  # once, as a plain int
     hits = obj.count(old) if old else len(obj) + 1
     if count >= 0:
         hits = min(hits, count)
@@ -299,6 +348,65 @@ def _join(guards: SizeGuards, obj: Any, iterable: Any) -> Any:
         "a string of length",
     )
     return obj.join(items)
+
+
+def _sum_len(a: Any, b: Any) -> int:
+    """The length of `a + b` by the base types' own lengths (a subclass's `__len__` may lie)."""
+    return (_true_len(a) or 0) + (_true_len(b) or 0)
+
+
+def _bits(value: Fraction | int, part: str) -> int:
+    """Bits of a Fraction's (or int's) numerator or denominator, read by the int method."""
+    if isinstance(value, int):
+        return int.bit_length(value) if part == "numerator" else 1
+    number = _FRACTION_PARTS[part].__get__(value)  # the stored slot: a subclass's property may lie
+    return int.bit_length(number) if isinstance(number, int) else 0
+
+
+_FRACTION_PARTS: dict[str, Any] = {
+    "numerator": Fraction.__dict__["_numerator"],
+    "denominator": Fraction.__dict__["_denominator"],
+}
+
+
+def _plain_int(value: Any, method: str) -> Any:
+    """An int (a subclass too, unless it defines `method` itself) as a plain int; other values unchanged."""
+    if isinstance(value, int) and getattr(type(value), method, None) is getattr(int, method):
+        return int.__index__(value)
+    return value
+
+
+def _percent_widths(template: str) -> Iterator[str]:
+    """The widths and precisions of a `%` template's fields, as CPython reads them (`(key)`, flags, `*`)."""
+    index, end = 0, len(template)
+    while (index := template.find("%", index)) != -1:
+        index += 1
+        if index < end and template[index] == "(":
+            depth = 1
+            index += 1
+            while index < end and depth:
+                depth += {"(": 1, ")": -1}.get(template[index], 0)
+                index += 1
+        while index < end and template[index] in "-+ #0":
+            index += 1
+        for _ in range(2):  # the width, then after a `.` the precision
+            start = index
+            if index < end and template[index] == "*":
+                index += 1
+            while index < end and template[index].isdigit():
+                index += 1
+            if index > start:
+                yield template[start:index]
+            if index < end and template[index] == ".":
+                index += 1
+            else:
+                break
+        if index < end and template[index] == "%":
+            index += 1
+
+
+_MODPOW_WORK = 100_000_000
+"""Exponent bits times modulus bits allowed for `pow(x, y, m)` (a 4,096-bit RSA step is 16,777,216)."""
 
 
 def plain(value: Any) -> Any:
