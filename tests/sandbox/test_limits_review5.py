@@ -32,7 +32,10 @@ class Case:
     """Why the finding is still open, if it is."""
 
 
-LIAR = "class B(int):\n    def __gt__(self, other):\n        return False\n    def __radd__(self, other):\n        return 0\n"
+LIAR = (
+    "class B(int):\n    def __gt__(self, other):\n        return False\n"
+    "    def __radd__(self, other):\n        return 0\n"
+)
 """An int subclass whose comparisons and additions lie: a guard must convert it with `operator.index` first."""
 SIZE = "this would create "
 
