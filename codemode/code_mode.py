@@ -292,8 +292,11 @@ class CodeMode:
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
-        announced.apply(state)
         run, pending, note = self._settle(run, code, state, plan)
+        if pending is None:
+            announced.apply(state)
+        else:  # the model never reads a paused run: the run that finishes announces what it found
+            announced = Announcement()
         # a paused run has not finished: the state keeps the variables it started from, for the resumed run
         notes = carry_over(state, run, persist=self.persist_variables and pending is None)
         calls = runtime.record()

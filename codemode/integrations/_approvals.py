@@ -6,9 +6,6 @@ payload: what a person needs to decide (the call, its arguments, why, and every 
 result) and what the adapter needs to continue (the signed record of the paused run, under `RECORD_KEY`). The
 framework keeps it wherever it keeps its own pause (a message history, a `RunState`, a checkpoint), so the
 decision can come from another process; `resume_paused` continues the run from it with `CodeMode.resume`.
-
-A paused run's result never reaches the model (the framework stops instead), so the tools it discovered are
-taken off the state's announced set: the resumed run announces them.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ if TYPE_CHECKING:
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
-__all__ = ["RECORD_KEY", "cannot_ask", "execute", "paused_code", "paused_data", "record_of", "resume_paused", "settle"]
+__all__ = ["RECORD_KEY", "cannot_ask", "execute", "paused_code", "paused_data", "record_of", "resume_paused"]
 
 RECORD_KEY: Final = "codemode/approval"
 """Key of the signed record of the paused run in `paused_data`."""
@@ -66,13 +63,10 @@ def paused_code(data: object) -> str | None:
 
 
 async def execute(code_mode: CodeMode | BlockingCodeMode, code: str, state: DiscoveryState) -> ExecuteResult:
-    """`execute`, leaving a paused run's discoveries unannounced (the model never reads that result)."""
-    seen = dict(state.announced)
+    """`execute` on either kind of `CodeMode`."""
     if isinstance(code_mode, BlockingCodeMode):
-        result = await code_mode.aexecute(code, state)
-    else:
-        result = await code_mode.execute(code, state)
-    return settle(result, state, seen)
+        return await code_mode.aexecute(code, state)
+    return await code_mode.execute(code, state)
 
 
 async def resume_paused(
@@ -88,20 +82,10 @@ async def resume_paused(
     Raises:
         ApprovalError: `data` holds no record, or its record was changed or signed with another key.
     """
-    seen = dict(state.announced)
     state.approval = record_of(data)
     if isinstance(code_mode, BlockingCodeMode):
-        result = await code_mode.aresume(state, approved=approved, reason=reason)
-    else:
-        result = await code_mode.resume(state, approved=approved, reason=reason)
-    return settle(result, state, seen)
-
-
-def settle(result: ExecuteResult, state: DiscoveryState, seen: dict[str, str]) -> ExecuteResult:
-    """`result`; if it paused, `state` gets back the announced set `seen` from before the run."""
-    if result.pending is not None:
-        state.announced = seen
-    return result
+        return await code_mode.aresume(state, approved=approved, reason=reason)
+    return await code_mode.resume(state, approved=approved, reason=reason)
 
 
 def cannot_ask(pending: PendingApproval, where: str) -> str:

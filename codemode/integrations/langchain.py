@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.from_thread
 
 from codemode.integrations import BlockingCodeMode, tool_output
-from codemode.integrations._approvals import cannot_ask, execute, paused_data, record_of, resume_paused, settle
+from codemode.integrations._approvals import cannot_ask, execute, paused_data, record_of, resume_paused
 
 try:
     from langchain_core.runnables import RunnableConfig  # noqa: TC002 - LangChain finds the `config` parameter by its evaluated annotation
@@ -137,13 +137,12 @@ def code_tool(code_mode: CodeMode | BlockingCodeMode, *, state: DiscoveryState |
     def run(code: str, config: RunnableConfig) -> str:
         state, graph = states.get(config), _graph()
         decided = graph.latest_decision() if graph is not None else None
-        seen = dict(state.announced)
         if decided is None:
             result = sync_execute(code, state)
         else:
             state.approval = record_of(decided[2])
             result = sync_resume(state, approved=decided[0], reason=decided[1])
-        return _finish(settle(result, state, seen), state, graph)
+        return _finish(result, state, graph)
 
     async def arun(code: str, config: RunnableConfig) -> str:
         state, graph = states.get(config), _graph()

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Self
 
 from codemode.integrations import BlockingCodeMode, tool_output
-from codemode.integrations._approvals import cannot_ask, settle
+from codemode.integrations._approvals import cannot_ask
 
 try:
     from smolagents import Tool  # type: ignore[import-untyped]  # smolagents ships no type information
@@ -86,8 +86,7 @@ class CodeModeTool(Tool):  # type: ignore[misc]  # `Tool` is untyped (see the im
         smolagents has no way to pause a run for a person, so a call that needs approval is not made, and the
         model reads so.
         """
-        seen = dict(self.state.announced)
-        result = settle(self._blocking.execute(code, self.state), self.state, seen)
+        result = self._blocking.execute(code, self.state)
         if result.pending is not None:
             return cannot_ask(result.pending, "smolagents runs this tool")
         return tool_output(result)
