@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 from sandbox._compile import MAIN
 from sandbox._guards import SANDBOX_CLASS_MARK, forbid
 from sandbox._policy import ALLOWED_DUNDER_METHODS
-from sandbox._sizes import plain
+from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -108,8 +108,7 @@ def _copy_tuple(x: tuple[Any, ...], memo: _Memo) -> Any:
     if found is not memo:
         return found
     y = x if all(a is b for a, b in zip(items, x, strict=True)) else tuple(items)
-    if y is not x:
-        memo.remember(x, y)
+    memo.remember(x, y)  # unchanged ones too: a tuple shared many times (a DAG) is copied once, not once per path
     return y
 
 

@@ -23,7 +23,8 @@ from sandbox._compile import FILENAME
 from sandbox._dunders import read_dunder
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
-from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
+from sandbox._sizes import SizeGuards
+from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox.limits import timeout_message
 
 if TYPE_CHECKING:
@@ -177,14 +178,22 @@ class Guards(SizeGuards):
             guarded = self._sized_method(obj, name)
             if guarded is not None:
                 return guarded
-        elif name == "to_bytes" and isinstance(obj, int):
-            return self._int_to_bytes(int.__index__(obj))  # the value itself, even of a subclass
+        elif name == "to_bytes" and (to_bytes := self._to_bytes(obj)) is not None:
+            return to_bytes
         elif (wrapped := _wrapped_method(obj, name)) is not None:
             return wrapped
         value = getattr(obj, name, *default)
         if type(value) in _MUTABLE and not self.is_own(obj) and _is_class_attribute(obj, name, value):
             return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change
         return value
+
+    def _to_bytes(self, obj: object) -> Callable[..., bytes] | None:
+        """The size-checked `to_bytes` of an int (the value itself, even of a subclass's), or unbound; else None."""
+        if isinstance(obj, int):
+            return self._int_to_bytes(int.__index__(obj))
+        if isinstance(obj, type) and issubclass(obj, int):  # `int.to_bytes(n, length)`
+            return lambda value, *args, **kwargs: self._int_to_bytes(int.__index__(value))(*args, **kwargs)
+        return None
 
     def _sized_method(self, obj: object, name: str) -> Callable[..., Any] | None:
         """The size-checked `format`/`join`/`ljust`/... of a str or bytes, a subclass's, or unbound; else None."""

@@ -92,7 +92,7 @@ def json_size(value: JsonValue, limit: int, *, utf8: bool = False) -> int | None
 
 _MAX_FRACTION_BITS = 14_000
 """Bits of a Fraction's numerator or denominator written as text at most (CPython writes 4,300 digits)."""
-_SIZE_SLACK = 8
+_SIZE_SLACK = 16
 """How far over its limit a value is still measured exactly (for the message); past that it is just too large."""
 
 

@@ -41,7 +41,7 @@ from sandbox._copying import deepcopy
 from sandbox._guards import ForbiddenImportError, Guards, forbid
 from sandbox._regex import RE, Template
 from sandbox._repeat import fixed_members, run_random
-from sandbox._sizes import plain
+from sandbox._sizes_text import plain
 from sandbox._typingfacade import make_typing
 
 

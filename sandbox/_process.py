@@ -306,9 +306,9 @@ class WorkerProcess:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-_RECYCLE = frozenset({"timeout", "memory", "crashed"})
-"""Error kinds after which a worker is replaced rather than reused: the run was cut off mid-work, so the worker's
-state is not known to be clean (the limits a worker enforces itself, and refusals, leave it as it was)."""
+_RECYCLE = frozenset({"timeout", "crashed"})
+"""Error kinds after which a worker is replaced rather than reused: the run was cut off mid-work (tasks, generators
+and callbacks it left may still be there). Other limits end the run with an exception the run's end handles."""
 
 _BREAKAGE = (
     anyio.EndOfStream,

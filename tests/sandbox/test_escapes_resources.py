@@ -1168,7 +1168,6 @@ CASES = [
         return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
         """,
         TOO_BIG,
-        still_open="`str.translate` expands each character unchecked (`replace` is checked): open",
     ),
     case(
         "size_guard_re_sub_on_empty_matches",

@@ -158,13 +158,11 @@ CASES = [
         name="find07 str.translate",
         code='return len(("a" * 2000).translate({97: "b" * 1000}))',
         message=f"{SIZE}a string of length of about 2,000,000; {LIMIT}",
-        xfail="str.translate is not size-guarded yet (its table's values are not measured before it runs)",
     ),
     Case(
         name="find08 unbound int.to_bytes",
         code='return len(int.to_bytes(0, 2000000, "big"))',
         message=f"{SIZE}bytes of length of about 2,000,000; {LIMIT}",
-        xfail="only the bound `n.to_bytes` is guarded; the unbound method is reached through `_guards.py`",
     ),
     Case(
         name="find11 repr doubling",
@@ -259,3 +257,11 @@ async def test_stdlib_code_written_in_python_counts_against_the_operation_budget
     result = await sb.run(code, limits=Limits(timeout=5.0, operations=1_000))
     assert result.error is not None
     assert result.error.kind == "timeout"
+
+
+@BOTH
+async def test_deepcopy_of_a_tuple_shared_many_times_copies_each_tuple_once(sb: Sandbox) -> None:
+    """find28: 2**22 paths through 23 tuples: `copy.deepcopy` visits each tuple once and returns it unchanged."""
+    code = "import copy\nt = (0,)\nfor i in range(22):\n    t = (t, t)\nreturn copy.deepcopy(t) is t"
+    result = await sb.run(code, limits=CAP)
+    assert (result.value, result.error) == (True, None)
