@@ -8,6 +8,7 @@ module from disk). Which dunders are readable, and the refusals of the rest, bel
 
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING, Any
 
 from sandbox._compile import MAIN
@@ -53,3 +54,23 @@ def _base_init(guards: Guards, real: type) -> Callable[..., None]:
         real.__init__(instance, *args, **kwargs)  # type: ignore[misc]  # the base's, as `super().__init__` calls it
 
     return __init__
+
+
+def own_instances_only(guards: Guards, cls: type, name: str, value: Any) -> Any:
+    """The dunder `name` of the code's own class `cls`: its own as is, an inherited one for its own instances only.
+
+    An inherited `__init__` (`uuid.UUID`'s) called on a shared object (`uuid.NAMESPACE_DNS`) would change it for
+    every run; bound to the class (a classmethod), or not callable, it is handed out as is.
+    """
+    from sandbox._guards import forbid
+
+    if guards.is_own(value) or not callable(value) or (isinstance(value, types.MethodType) and value.__self__ is cls):
+        return value
+
+    def method(instance: object, /, *args: Any, **kwargs: Any) -> Any:
+        if not (guards.is_own(instance) and isinstance(instance, cls)):
+            forbid(f"`{cls.__name__}.{name}(obj, ...)` works only on an instance of the code's own class")
+        return value(instance, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
