@@ -75,17 +75,30 @@ class Output:
         return joined + OUTPUT_MARKER.format(limit=self.limit) if self.truncated else joined
 
 
+def _dir(obj: object = None) -> list[str]:
+    if obj is None:
+        raise TypeError("dir() without an argument is not available in the sandbox; call dir(obj)")
+    return [name for name in dir(obj) if not name.startswith("_")]
+
+
 def _exit(*_: object) -> None:
     raise StopRun("runtime", "exit() ended the run", seal=SEAL)
 
 
+_SHARED: dict[str, Any] = {
+    **PLAIN_BUILTINS,
+    "type": SafeType,
+    **{real.__name__: sized for real, sized in SIZED.items()},
+    "anext": anext_,
+    "dir": _dir,
+    "exit": _exit,
+    "quit": _exit,
+}
+"""The builtins that hold no state of a run: the same objects in every run's dict (a fresh dict each run)."""
+
+
 def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) -> dict[str, Any]:
     """The builtins dict for one run."""
-
-    def dir_(obj: object = None) -> list[str]:
-        if obj is None:
-            raise TypeError("dir() without an argument is not available in the sandbox; call dir(obj)")
-        return [name for name in dir(obj) if not name.startswith("_")]
 
     def getattr_(obj: object, name: str, *default: object) -> Any:
         try:
@@ -98,13 +111,10 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
             raise
 
     return {
-        **PLAIN_BUILTINS,
+        **_SHARED,
         "__import__": importer,
         "print": output.print,
-        "type": SafeType,
-        **{real.__name__: sized for real, sized in SIZED.items()},
         "sorted": sorted_for(guards),
-        "anext": anext_,
         SIZE_GUARDS: guards,
         "getattr": getattr_,
         "hasattr": guards.hasattr,
@@ -112,7 +122,4 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
         "delattr": guards.delattr,
         "pow": guards.pow,
         "format": guards.builtin_format,
-        "dir": dir_,
-        "exit": _exit,
-        "quit": _exit,
     }

@@ -84,8 +84,8 @@ async def run_code(
             namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         seconds = limits.timeout - (time.monotonic() - started)
-        main = _with_decimal_context(namespace[MAIN](), decimal_context)
-        value = await _run_main(main, facade, seconds, guards, context)
+        context.run(decimal.setcontext, decimal_context)  # in the run's own context: the caller's is not changed
+        value = await _run_main(namespace[MAIN](), facade, seconds, guards, context)
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
         task = asyncio.current_task()
@@ -144,15 +144,28 @@ async def _run_main(
     main: Any, facade: AsyncioFacade, seconds: float, guards: Guards, context: contextvars.Context
 ) -> Any:
     task = facade.main(main, context)
-    done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
-    if not done:  # the run's end reaps the task, however it takes its cancellation
+    if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
         raise guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
     return task.result()
 
 
-async def _with_decimal_context(main: Any, decimal_context: decimal.Context) -> Any:
-    decimal.setcontext(decimal_context)  # in the run's own context: the caller's is not changed
-    return await main
+async def _finished_within(task: asyncio.Future[Any], seconds: float) -> bool:
+    """Whether `task` is done after at most `seconds`; it keeps running if not (`asyncio.wait`, without its sets)."""
+    loop = asyncio.get_running_loop()
+    waiter = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    timer = loop.call_later(seconds, wake)
+    task.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        task.remove_done_callback(wake)
+    return task.done()
 
 
 def _unawaited_error(calls: CallState) -> RunError | None:
