@@ -29,7 +29,7 @@ from sandbox import FunctionError, Namespace
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
-    from codemode._replay import Ledger
+    from codemode._ledger import Ledger
     from codemode.catalog import Catalog
     from codemode.tools import Arguments, Tool
 

@@ -25,9 +25,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
 
+from codemode._ledger import Ledger
 from codemode._observe import EventListener, Observer
 from codemode._persistence import carry_over
-from codemode._replay import Decision, Ledger, PendingApproval, Record, pending_from, sign, verify
+from codemode._replay import Decision, PendingApproval, Record, pending_from, sign, verify
 from codemode._runtime import CatalogStubs, StubCache, ToolCall, ToolRuntime
 from codemode._text import render_text
 from codemode.code_tool import CodeTool, build_code_tool

@@ -18,10 +18,12 @@ mcp_url = "http://127.0.0.1:8000/mcp"   # an MCP server over streamable HTTP (op
 [[tools]]
 openapi = "petstore.json"            # an OpenAPI description, file or URL (optional: base_url, name, headers,
 credentials = { api_key = "${PETSTORE_KEY}" }   # credentials, include, exclude, prefix); `${VAR}` reads the env
+approval = ["delete*", "refund*"]    # optional on every table: the calls that need a person's approval
 ```
 
-Python, module, JSONL and MCP tables also take `approval`: `true` (every call of the source's tools needs a
-person's approval) or a list of shell-style patterns of the source's own tool names (`["delete_*", "refund"]`).
+Every table also takes `approval`: `true` (every call of the source's tools needs a person's approval) or a list
+of shell-style patterns of the source's own tool names (`["delete_*", "refund"]`; an OpenAPI source's own names
+are its operations' names, before `prefix`).
 
 Relative paths are relative to the config file. Reading (`load_config`) checks the shape of every table;
 building (`build_catalog`) imports and loads the sources, in order, into one catalog.
@@ -30,18 +32,26 @@ building (`build_catalog`) imports and loads the sources, in order, into one cat
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import hashlib
 import importlib
 import importlib.util
-import os
-import re
 import sys
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING
 
+from codemode._config_read import expand_env, parse_source
+from codemode._config_sources import (
+    Config,
+    JsonlSource,
+    McpHttpSource,
+    McpStdioSource,
+    ModuleSource,
+    OpenApiSource,
+    PythonSource,
+    Source,
+    needs_approval,
+)
 from codemode.catalog import Catalog
 from codemode.errors import CatalogError, ConfigError
 
@@ -50,126 +60,20 @@ if TYPE_CHECKING:
 
     from codemode.tools import Tool
 
-_KINDS: Final = ("python", "module", "jsonl", "mcp", "mcp_url", "openapi")
-_OPTIONS: Final[dict[str, frozenset[str]]] = {
-    "python": frozenset({"prefix", "aliases", "approval"}),
-    "module": frozenset({"prefix", "aliases", "approval"}),
-    "jsonl": frozenset({"prefix", "aliases", "approval"}),
-    "mcp": frozenset({"name", "env", "cwd", "approval"}),
-    "mcp_url": frozenset({"name", "headers", "approval"}),
-    "openapi": frozenset({"base_url", "name", "headers", "credentials", "include", "exclude", "prefix"}),
-}
-_VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class _SourceTable:
-    """What every source has: its place in the config."""
-
-    table: str
-    """Where the source is in the config, for messages: `tools[0]`."""
-    approval: tuple[str, ...] = ()
-    """Patterns of the source's own tool names (before any prefix) whose calls need a person's approval."""
-
-
-def needs_approval(patterns: tuple[str, ...], name: str) -> bool:
-    """Whether a tool named `name` matches one of a source's `approval` patterns (shell-style, `*` for all)."""
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
-
-
-@dataclass(frozen=True, kw_only=True)
-class _LocalSource(_SourceTable):
-    """What the sources of local definitions have: a name prefix and hand-made aliases."""
-
-    prefix: str = ""
-    """Prepended to each tool name."""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """Hand-made aliases by (prefixed) tool name, for names whose derived aliases clash."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class PythonSource(_LocalSource):
-    """A Python file that defines `catalog`."""
-
-    path: Path
-    """The file, resolved against the config's folder."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModuleSource(_LocalSource):
-    """An importable module that defines `catalog`."""
-
-    module: str
-    """The dotted module name."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class JsonlSource(_LocalSource):
-    """A JSONL file of tool definitions without handlers."""
-
-    path: Path
-    """The file, resolved against the config's folder."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class McpStdioSource(_SourceTable):
-    """An MCP server started as a subprocess and spoken to over stdio."""
-
-    command: tuple[str, ...]
-    """The program and its arguments."""
-    name: str | None = None
-    """A name for the server."""
-    env: dict[str, str] = field(default_factory=dict)
-    """Environment variables for the server."""
-    cwd: Path | None = None
-    """The server's working directory, resolved against the config's folder."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class McpHttpSource(_SourceTable):
-    """An MCP server reached over streamable HTTP."""
-
-    url: str
-    """The server's endpoint."""
-    name: str | None = None
-    """A name for the server."""
-    headers: dict[str, str] = field(default_factory=dict)
-    """HTTP headers sent with every request."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class OpenApiSource(_SourceTable):
-    """An HTTP API described by OpenAPI; each operation a tool (see `codemode.openapi`)."""
-
-    spec: str
-    """The description: a URL, or a file path resolved against the config's folder."""
-    base_url: str | None = None
-    """Where the API is, when not the description's first server."""
-    name: str | None = None
-    """A name for the API in messages."""
-    headers: dict[str, str] = field(default_factory=dict, repr=False)
-    """HTTP headers sent with every call (`${VAR}` read from the environment)."""
-    credentials: dict[str, str] = field(default_factory=dict, repr=False)
-    """A secret per security scheme of the description (`${VAR}` read from the environment)."""
-    include: tuple[str, ...] = ()
-    """Only the operations with one of these tags or operationIds."""
-    exclude: tuple[str, ...] = ()
-    """Leave out the operations with one of these tags or operationIds."""
-    prefix: str = ""
-    """Prepended to each tool name."""
-
-
-Source: TypeAlias = PythonSource | ModuleSource | JsonlSource | McpStdioSource | McpHttpSource | OpenApiSource
-
-
-@dataclass(frozen=True, kw_only=True)
-class Config:
-    """A parsed config file."""
-
-    path: Path
-    """The config file."""
-    sources: tuple[Source, ...] = ()
-    """The `[[tools]]` tables, in file order."""
+__all__ = [
+    "Config",
+    "JsonlSource",
+    "McpHttpSource",
+    "McpStdioSource",
+    "ModuleSource",
+    "OpenApiSource",
+    "PythonSource",
+    "Source",
+    "build_catalog",
+    "expand_env",
+    "load_config",
+    "needs_approval",
+]
 
 
 def load_config(path: str | Path) -> Config:
@@ -197,7 +101,7 @@ def load_config(path: str | Path) -> Config:
     tables = data.get("tools", [])
     if not isinstance(tables, list):
         raise ConfigError(f"{path}: `tools` must be an array of tables, written `[[tools]]`.")
-    sources = tuple(_parse_source(table, f"tools[{i}]", path) for i, table in enumerate(tables))
+    sources = tuple(parse_source(table, f"tools[{i}]", path) for i, table in enumerate(tables))
     return Config(path=path, sources=sources)
 
 
@@ -246,122 +150,6 @@ def build_catalog(config: Config, *, skip_mcp: bool = False, skip_openapi: bool 
 def _approved(tools: Catalog, patterns: tuple[str, ...]) -> list[Tool]:
     """`tools`, those matching `patterns` marked as needing approval."""
     return [dataclasses.replace(tool, approval=True) if needs_approval(patterns, tool.name) else tool for tool in tools]
-
-
-def _parse_source(table: object, name: str, path: Path) -> Source:
-    where = f"{path}: {name}"
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table, written `[[tools]]`.")
-    kinds = [kind for kind in _KINDS if kind in table]
-    if len(kinds) != 1:
-        raise ConfigError(f"{where}: a tools table has exactly one of the keys {list(_KINDS)}, got {sorted(table)}.")
-    kind = kinds[0]
-    unknown = sorted(set(table) - {kind} - _OPTIONS[kind])
-    if unknown:
-        raise ConfigError(f"{where}: unknown keys {unknown}; a `{kind}` source takes {sorted(_OPTIONS[kind])}.")
-    get = _Getter(table, where)
-    base = path.parent
-    prefix, aliases, approval = get.string("prefix", ""), get.string_table("aliases"), get.approval()
-    local = {"table": name, "prefix": prefix, "aliases": aliases, "approval": approval}
-    match kind:
-        case "python":
-            return PythonSource(path=base / get.string(kind), **local)  # type: ignore[arg-type]  # typed just above
-        case "module":
-            return ModuleSource(module=get.string(kind), **local)  # type: ignore[arg-type]  # typed just above
-        case "jsonl":
-            return JsonlSource(path=base / get.string(kind), **local)  # type: ignore[arg-type]  # typed just above
-        case "mcp":
-            cwd = get.optional_string("cwd")
-            return McpStdioSource(
-                table=name,
-                command=tuple(get.strings(kind)),
-                name=get.optional_string("name"),
-                env=get.string_table("env"),
-                cwd=None if cwd is None else base / cwd,
-                approval=approval,
-            )
-        case "mcp_url":
-            return McpHttpSource(
-                table=name,
-                url=get.string(kind),
-                name=get.optional_string("name"),
-                headers=get.string_table("headers"),
-                approval=approval,
-            )
-        case _:
-            return _openapi_source(get, name, base)
-
-
-def _openapi_source(get: _Getter, name: str, base: Path) -> OpenApiSource:
-    spec = expand_env(get.string("openapi"), get.where)
-    base_url = get.optional_string("base_url")
-    return OpenApiSource(
-        table=name,
-        spec=spec if spec.startswith(("http://", "https://")) else str(base / spec),
-        base_url=None if base_url is None else expand_env(base_url, get.where),
-        name=get.optional_string("name"),
-        headers={key: expand_env(value, get.where) for key, value in get.string_table("headers").items()},
-        credentials={key: expand_env(value, get.where) for key, value in get.string_table("credentials").items()},
-        include=tuple(get.strings("include")) if "include" in get.table else (),
-        exclude=tuple(get.strings("exclude")) if "exclude" in get.table else (),
-        prefix=get.string("prefix", ""),
-    )
-
-
-def expand_env(value: str, where: str) -> str:
-    """`value` with each `${VAR}` (or `${VAR:-default}`) replaced from the environment.
-
-    Raises:
-        ConfigError: A variable without a default is not set.
-    """
-
-    def lookup(match: re.Match[str]) -> str:
-        variable, default = match.group(1), match.group(2)
-        found = os.environ.get(variable)
-        if found is None and default is None:
-            raise ConfigError(f"{where}: `${{{variable}}}` is not set; set {variable} in the environment.")
-        return found if found is not None else (default or "")
-
-    return _VARIABLE.sub(lookup, value)
-
-
-@dataclass(frozen=True)
-class _Getter:
-    """Typed reads of one table's values, with errors that name the table and key."""
-
-    table: dict[str, Any]
-    where: str
-
-    def string(self, key: str, default: str | None = None) -> str:
-        value = self.table.get(key, default)
-        if not isinstance(value, str) or (default is None and not value):
-            raise ConfigError(f"{self.where}: `{key}` must be a non-empty string, got {value!r:.80}.")
-        return value
-
-    def optional_string(self, key: str) -> str | None:
-        return self.string(key) if key in self.table else None
-
-    def strings(self, key: str) -> list[str]:
-        value = self.table.get(key)
-        if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
-            raise ConfigError(f"{self.where}: `{key}` must be a non-empty array of strings, got {value!r:.80}.")
-        return value
-
-    def approval(self) -> tuple[str, ...]:
-        value = self.table.get("approval", False)
-        if isinstance(value, bool):
-            return ("*",) if value else ()
-        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-            raise ConfigError(
-                f"{self.where}: `approval` must be true, false or an array of tool name patterns, got {value!r:.80}."
-            )
-        return tuple(value)
-
-    def string_table(self, key: str) -> dict[str, str]:
-        value = self.table.get(key, {})
-        if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
-            raise ConfigError(f"{self.where}: `{key}` must be a table of strings, got {value!r:.80}.")
-        return dict(value)
 
 
 def _load_catalog_from(source: PythonSource | ModuleSource, where: str) -> Catalog:

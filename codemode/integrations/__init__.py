@@ -10,6 +10,7 @@ never changes), `texts_of` (message texts, to rebuild a `DiscoveryState` from th
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Iterable, Mapping
@@ -123,6 +124,16 @@ class BlockingCodeMode:
     async def aexecute(self, code: str, state: DiscoveryState) -> ExecuteResult:
         """Run the model's code from another event loop, without blocking it."""
         return await anyio.to_thread.run_sync(self.execute, code, state)
+
+    def resume(self, state: DiscoveryState, *, approved: bool, reason: str | None = None) -> ExecuteResult:
+        """`CodeMode.resume` from sync code: continue the run `state` paused, with a person's decision."""
+        if self._closed:
+            raise RuntimeError("this `BlockingCodeMode` is closed; make a new one")
+        return self._portal.call(functools.partial(self.code_mode.resume, state, approved=approved, reason=reason))
+
+    async def aresume(self, state: DiscoveryState, *, approved: bool, reason: str | None = None) -> ExecuteResult:
+        """`resume` from another event loop, without blocking it."""
+        return await anyio.to_thread.run_sync(functools.partial(self.resume, state, approved=approved, reason=reason))
 
     def close(self) -> None:
         """Close the `CodeMode` and stop the event-loop thread; later calls do nothing."""

@@ -8,6 +8,14 @@ once, in the history pydantic-ai already keeps.
 Discovery state is per agent run, rebuilt at the run's first `code` call from the run's messages (which include
 any `message_history` passed in), so a conversation continued over several runs, processes or stores never
 re-announces a tool, and concurrent runs of one agent never share state.
+
+Approvals use pydantic-ai's deferred tool calls. A run of the code that stops at a call needing approval raises
+`ApprovalRequired` with `paused_data` as its metadata, so the agent run ends with `DeferredToolRequests` (put it
+in the agent's `output_type`). Answer with `decide(requests, {call_id: True | ToolDenied("why")})`: its
+`DeferredToolResults` carries the paused run back (the metadata, JSON, so the answer can come from another
+process), and the next run resumes the code through `CodeMode.resume`. A denial still runs the code, so the
+code's `ToolError` handling runs and the model learns what was done: `decide` sends it as an approval of the
+`code` call with the denial in the metadata, since pydantic-ai never calls a tool whose call is `ToolDenied`.
 """
 
 from __future__ import annotations
@@ -18,9 +26,12 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
+from codemode.errors import ApprovalError
 from codemode.integrations import MISSING_CODE, texts_of, tool_output
+from codemode.integrations._approvals import RECORD_KEY, execute, paused_data, resume_paused
 
 try:
+    from pydantic_ai import ApprovalRequired, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
@@ -28,12 +39,17 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError('Install the `pydantic-ai` extra: pip install "codemode[pydantic-ai]"') from e
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pydantic_ai import RunContext
 
-    from codemode.code_mode import CodeMode
+    from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
-__all__ = ["CodeModeToolset"]
+__all__ = ["DECISION_KEY", "CodeModeToolset", "decide"]
+
+DECISION_KEY = "codemode/decision"
+"""Key of the decision (`{"approved": bool, "reason": str | None}`) in a resumed `code` call's metadata."""
 
 _ARGS_VALIDATOR = SchemaValidator(
     core_schema.typed_dict_schema(
@@ -127,4 +143,58 @@ class CodeModeToolset(AbstractToolset[Any]):
             return MISSING_CODE
         if self._state is None:
             self._state = self.code_mode.state_from_history(texts_of(ctx.messages))
-        return tool_output(await self.code_mode.execute(code, self._state))
+        if ctx.tool_call_approved:
+            result = await self._resume(ctx)
+        else:
+            result = await execute(self.code_mode, code, self._state)
+        if result.pending is not None:
+            raise ApprovalRequired(metadata=paused_data(result, self._state))
+        return tool_output(result)
+
+    async def _resume(self, ctx: RunContext[Any]) -> ExecuteResult:
+        assert self._state is not None
+        metadata = ctx.tool_call_metadata
+        decision = metadata.get(DECISION_KEY) if isinstance(metadata, dict) else None
+        approved, reason = True, None
+        if isinstance(decision, dict):
+            approved, reason = decision.get("approved") is not False, decision.get("reason")
+        try:
+            return await resume_paused(
+                self.code_mode, self._state, metadata, approved=approved, reason=reason if reason else None
+            )
+        except ApprovalError as error:
+            raise ApprovalError(
+                f"{error}. Answer a paused `code` call with `decide(requests, ...)`, or pass "
+                "`DeferredToolResults(approvals=..., metadata=requests.metadata)`"
+            ) from None
+
+
+def decide(
+    requests: DeferredToolRequests, approvals: Mapping[str, bool | ToolApproved | ToolDenied]
+) -> DeferredToolResults:
+    """The `DeferredToolResults` that answers `requests` with a person's decisions, keyed by tool call id.
+
+    Paused `code` calls get their paused run back in the metadata, and a denial (`False`, `ToolDenied(message)`)
+    reaches the code as a `ToolError` with the message. Other calls' answers pass through unchanged.
+
+    Example:
+        ```python
+        result = await agent.run("Refund order A1.", output_type=[str, DeferredToolRequests])
+        if isinstance(result.output, DeferredToolRequests):
+            answers = decide(result.output, {call.tool_call_id: True for call in result.output.approvals})
+            result = await agent.run(message_history=result.all_messages(), deferred_tool_results=answers)
+        ```
+    """
+    results = DeferredToolResults()
+    for call_id, answer in approvals.items():
+        paused = requests.metadata.get(call_id)
+        if not (isinstance(paused, dict) and RECORD_KEY in paused):
+            results.approvals[call_id] = answer
+            continue
+        if isinstance(answer, ToolDenied):
+            decision: dict[str, Any] = {"approved": False, "reason": answer.message}
+        else:
+            decision = {"approved": answer is True or isinstance(answer, ToolApproved), "reason": None}
+        results.approvals[call_id] = ToolApproved()
+        results.metadata[call_id] = {**paused, DECISION_KEY: decision}
+    return results

@@ -31,6 +31,7 @@ def openapi_apis(config: Config) -> list[OpenApi]:
             include=source.include,
             exclude=source.exclude,
             prefix=source.prefix,
+            approval=source.approval,
         )
         for source in config.sources
         if isinstance(source, OpenApiSource)

@@ -18,6 +18,7 @@ from urllib.parse import urljoin, urlsplit
 
 import anyio
 
+from codemode.config import needs_approval
 from codemode.errors import CatalogError
 from codemode.openapi._documents import DocumentError, Documents, is_url, parse_document, read_location
 from codemode.openapi._http import HttpApi
@@ -66,6 +67,9 @@ class OpenApi:
     """Leave out the operations with one of these tags or operationIds."""
     prefix: str = ""
     """Prepended to each tool name (`"pets."` makes `listPets` into `pets.listPets`)."""
+    approval: tuple[str, ...] = ()
+    """Patterns (shell-style, `*` for all) of the operations' tool names (before `prefix`) whose calls need a
+    person's approval."""
     timeout: float = 30.0
     """Seconds for each HTTP request (connect, read, write, pool)."""
     max_in_flight: int = 8
@@ -76,7 +80,7 @@ class OpenApi:
     """Seconds a `Retry-After` may ask for; a longer wait is not made, and the call fails saying so."""
 
     def __post_init__(self) -> None:
-        for key in ("include", "exclude"):
+        for key in ("include", "exclude", "approval"):
             object.__setattr__(self, key, tuple(getattr(self, key)))
         if self.max_in_flight < 1 or self.max_retries < 0 or self.timeout <= 0:
             raise ValueError("`max_in_flight` must be at least 1, `max_retries` at least 0 and `timeout` positive")
@@ -166,7 +170,7 @@ class OpenApiSources:
         return registered
 
     def _register(self, api: OpenApi, http: HttpApi, operations: list[Operation]) -> list[Tool]:
-        tools = [_tool(http, operation, api.prefix) for operation in operations]
+        tools = [_tool(http, operation, api) for operation in operations]
         try:
             self.catalog.extend(tools)
         except CatalogError:
@@ -268,16 +272,16 @@ def _host_filled(operation: Operation, http: HttpApi) -> Operation:
     return dataclasses.replace(operation, parameters=parameters, bindings=bindings)
 
 
-def _tool(http: HttpApi, operation: Operation, prefix: str) -> Tool:
+def _tool(http: HttpApi, operation: Operation, api: OpenApi) -> Tool:
     async def call(**arguments: JsonValue) -> JsonValue:
         return await http.call(operation, arguments)
 
-    name = f"{prefix}{operation.name}"
     parameters: JsonObject = operation.parameters
     return Tool(
-        name=name,
+        name=f"{api.prefix}{operation.name}",
         description=operation.description,
         parameters=parameters,
         returns=operation.returns,
         handler=call,
+        approval=needs_approval(api.approval, operation.name),
     )

@@ -3,7 +3,8 @@
 `Petstore` implements the petstore-expanded API with its credential checked on every request, records each
 request it got (method, path and query, headers) so a test can see what was sent, and can be told to answer the
 next calls of `findPets` with 429 (`Retry-After: 0`) first. `Echo` answers every request with what it received,
-and serves a long text and a PNG at `/text` and `/image`.
+and serves a long text and a PNG at `/text` and `/image`. `petstore_spec` is the shared petstore-expanded
+description those servers implement, with the security scheme a test picks.
 """
 
 from __future__ import annotations
@@ -13,11 +14,30 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Self
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Self
 from urllib.parse import parse_qs, urlsplit
 
 if TYPE_CHECKING:
     from types import TracebackType
+
+    from codemode._json import JsonObject
+
+DATA: Final = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "openapi"
+"""The shared OpenAPI descriptions (absent outside the project's machines: the tests that need them skip)."""
+PETSTORE_FILE: Final = DATA / "3.0-petstore-expanded.json"
+BEARER: Final[JsonObject] = {"type": "http", "scheme": "bearer"}
+QUERY_KEY: Final[JsonObject] = {"type": "apiKey", "in": "query", "name": "key"}
+
+
+def petstore_spec(scheme: JsonObject) -> JsonObject:
+    """The shared petstore-expanded description, with one security scheme (`petstore_auth`) every operation needs."""
+    spec: JsonObject = json.loads(PETSTORE_FILE.read_text())
+    components = spec["components"]
+    assert isinstance(components, dict)
+    components["securitySchemes"] = {"petstore_auth": scheme}
+    spec["security"] = [{"petstore_auth": []}]
+    return spec
 
 
 class _Server:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import pytest
 from inline_snapshot import snapshot
 
 # The loopback server; tests/codemode/openapi is on sys.path, as pytest prepends a test module's folder.
-from openapi_servers import Echo, Petstore
+from openapi_servers import BEARER, PETSTORE_FILE, QUERY_KEY, Echo, Petstore, petstore_spec
 
 from codemode import Catalog, CodeMode
 from codemode.openapi import OpenApi, OpenApiSources
@@ -24,26 +21,9 @@ if TYPE_CHECKING:
     from codemode import ExecuteResult
     from codemode._json import JsonObject
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "openapi"
-PETSTORE_FILE = DATA / "3.0-petstore-expanded.json"
 SECRET = "sk-live-7f3a9c2e51d84b06"
 
 pytestmark = pytest.mark.skipif(not PETSTORE_FILE.is_file(), reason="../shared/data/openapi is absent")
-
-
-def petstore_spec(scheme: JsonObject) -> JsonObject:
-    """The shared petstore-expanded description, with one security scheme required by every operation."""
-    spec: JsonObject = json.loads(PETSTORE_FILE.read_text())
-    spec = copy.deepcopy(spec)
-    components = spec["components"]
-    assert isinstance(components, dict)
-    components["securitySchemes"] = {"petstore_auth": scheme}
-    spec["security"] = [{"petstore_auth": []}]
-    return spec
-
-
-BEARER: JsonObject = {"type": "http", "scheme": "bearer"}
-QUERY_KEY: JsonObject = {"type": "apiKey", "in": "query", "name": "key"}
 
 
 @pytest.fixture

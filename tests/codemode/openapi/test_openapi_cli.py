@@ -14,16 +14,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 # The loopback server; tests/codemode/openapi is on sys.path, as pytest prepends a test module's folder.
-from openapi_servers import Petstore
+from openapi_servers import BEARER, PETSTORE_FILE, Petstore, petstore_spec
 
 from codemode.cli import main
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-PETSTORE_FILE = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "data" / "openapi" / "3.0-petstore-expanded.json"
-)
 TOKEN = "tok-cli-5b1e7d9a3c"
 
 pytestmark = pytest.mark.skipif(not PETSTORE_FILE.is_file(), reason="../shared/data/openapi is absent")
@@ -43,12 +40,9 @@ def store() -> Iterator[Petstore]:
 
 def write_config(folder: Path, url: str) -> Path:
     """A config with the petstore description, its server and the token read from `PETSTORE_TOKEN`."""
-    spec = json.loads(PETSTORE_FILE.read_text())
-    spec["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
-    spec["security"] = [{"bearer": []}]
-    (folder / "petstore.json").write_text(json.dumps(spec))
+    (folder / "petstore.json").write_text(json.dumps(petstore_spec(BEARER)))
     config = folder / "codemode.toml"
-    credentials = 'credentials = { bearer = "${PETSTORE_TOKEN}" }'
+    credentials = 'credentials = { petstore_auth = "${PETSTORE_TOKEN}" }'
     config.write_text(f'[[tools]]\nopenapi = "petstore.json"\nbase_url = "{url}"\n{credentials}\n')
     return config
 

@@ -5,20 +5,23 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from inline_snapshot import snapshot
+
+# The shared descriptions' folder; tests/codemode/openapi is on sys.path, as pytest prepends a test module's folder.
+from openapi_servers import DATA
 
 from codemode import Catalog
 from codemode.openapi import OpenApi, OpenApiSources
 from codemode.stubs import render_stub
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from codemode._json import JsonObject
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "openapi"
 FILES = sorted(DATA.glob("*.json")) if DATA.is_dir() else []
 
 # The tools each description gives: every operation (webhooks are calls the API makes, not tools).

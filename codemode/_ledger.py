@@ -1,0 +1,220 @@
+"""One run's tool calls in the order the code issues them: checked by the policy, held, or replayed from a record.
+
+A fresh run's calls are checked by the host's `Policy` and made; the first that needs approval is held, with every
+later one, until the calls in flight finish, and the run ends with a `Record` (`codemode._replay`). A resumed run
+runs the same code with the same seed and clock; each call is checked against the record in order and gets its
+recorded result without its handler running, the decided call is made (or raises `ToolError` if denied), and calls
+past the record run live. A call that differs from the record stops the replay: it and every later call fail, and
+nothing new is called.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+
+from codemode._replay import PAUSED_NAME, Decision, Entry, Record, call_text, canonical
+from codemode._runtime import ToolCall
+from codemode.errors import tool_error
+from codemode.policy import CallInfo, CallOutcome, Deny, RequireApproval
+from sandbox import FunctionError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from codemode._json import JsonObject, JsonValue
+    from codemode.policy import Policy
+    from codemode.tools import Tool
+
+
+class Ledger:
+    """One run's calls, in issue order: replayed from a record, checked by the policy, held while pausing."""
+
+    def __init__(self, policy: Policy, *, replay: Record | None = None, decision: Decision | None = None) -> None:
+        self.policy = policy
+        self.replay = replay
+        self.decision = decision
+        self.entries: list[Entry | None] = []
+        self.calls: list[ToolCall] = []
+        """Finished calls in the order they finished, replayed ones included."""
+        self.pending: tuple[int, str | None] | None = None
+        """The index and reason of the call the run paused at."""
+        self.diverged: str | None = None
+        """What differed from the record, if the replay went off it."""
+        self.reached_decision = False
+        self._in_flight = 0
+        self._running: dict[int, tuple[str, JsonObject, float]] = {}
+        self._quiet = anyio.Event()
+
+    async def call(
+        self,
+        tool: Tool,
+        kwargs: JsonObject,
+        *,
+        prepare: Callable[[JsonObject], JsonObject],
+        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
+    ) -> JsonValue:
+        """Make (or replay, or hold) one call; `prepare` validates the arguments, `invoke` runs the handler."""
+        index = len(self.entries)
+        self.entries.append(None)
+        if self.diverged is not None:
+            raise self._off_record()
+        record = self.replay
+        if record is not None and index < len(record.calls):
+            expected = record.calls[index]
+            if expected.tool != tool.name or canonical(expected.arguments) != canonical(kwargs):
+                self.diverged = _divergence(index, expected, tool, kwargs)
+                raise self._off_record()
+            if index == record.pending:
+                return await self._decided(index, tool, kwargs, prepare, invoke)
+            if expected.kind != "held":
+                return self._replayed(index, expected)
+        return await self._live(index, tool, kwargs, prepare, invoke)
+
+    def so_far(self) -> tuple[ToolCall, ...]:
+        """The finished calls in the order they ended, then those still in flight (which may have happened)."""
+        now = time.monotonic()
+        running = [
+            ToolCall(name=name, arguments=arguments, duration=now - started, ok=False, in_flight=True)
+            for name, arguments, started in self._running.values()
+        ]
+        return (*self.calls, *running)
+
+    def paused(self, *, code: str, seed: int, clock: float, variables: JsonObject | None) -> Record | None:
+        """The record of a run that paused with every issued call accounted for, else None."""
+        if self.pending is None or self.diverged is not None or any(entry is None for entry in self.entries):
+            return None
+        entries = tuple(entry for entry in self.entries if entry is not None)
+        index, reason = self.pending
+        return Record(
+            code=code, seed=seed, clock=clock, calls=entries, pending=index, reason=reason, variables=variables
+        )
+
+    def _replayed(self, index: int, entry: Entry) -> JsonValue:
+        self.entries[index] = entry
+        self.calls.append(entry.tool_call(replayed=True))
+        if entry.kind == "error":
+            raise tool_error(entry.error or "the call failed")
+        return copy.deepcopy(entry.result)
+
+    async def _decided(
+        self,
+        index: int,
+        tool: Tool,
+        kwargs: JsonObject,
+        prepare: Callable[[JsonObject], JsonObject],
+        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
+    ) -> JsonValue:
+        self.reached_decision = True
+        decision = self.decision or Decision(approved=False, reason="no decision was given")
+        if decision.approved:
+            info = self._info(index, tool, kwargs, prepare)
+            return await self._make(index, tool, kwargs, info, invoke)
+        because = f": {decision.reason}" if decision.reason else ""
+        self._finished(index, tool, kwargs, None, f"tools.{tool.alias}() was not approved{because}", 0.0)
+        raise tool_error(f"tools.{tool.alias}() was not approved{because}")
+
+    async def _live(
+        self,
+        index: int,
+        tool: Tool,
+        kwargs: JsonObject,
+        prepare: Callable[[JsonObject], JsonObject],
+        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
+    ) -> JsonValue:
+        if self.pending is not None:
+            await self._hold(index, tool, kwargs)
+        info = self._info(index, tool, kwargs, prepare)
+        verdict = await self.policy.check(tool, info)
+        if isinstance(verdict, Deny):
+            message = f"tools.{tool.alias}() was refused by the host's policy: {verdict.reason}"
+            self._finished(index, tool, kwargs, None, message, 0.0)
+            raise tool_error(message)
+        if isinstance(verdict, RequireApproval) and self.pending is None:
+            self.pending = (index, verdict.reason)
+            if self._in_flight == 0:
+                self._quiet.set()
+        if self.pending is not None:  # this call needs approval, or another one does (set while we checked)
+            await self._hold(index, tool, kwargs)
+        return await self._make(index, tool, kwargs, info, invoke)
+
+    def _info(
+        self, index: int, tool: Tool, kwargs: JsonObject, prepare: Callable[[JsonObject], JsonObject]
+    ) -> CallInfo:
+        try:
+            arguments = prepare(kwargs)
+        except FunctionError as error:
+            self._finished(index, tool, kwargs, None, error.message, 0.0)
+            raise
+        return CallInfo(tool=tool.name, alias=tool.alias, arguments=arguments)
+
+    async def _make(
+        self,
+        index: int,
+        tool: Tool,
+        kwargs: JsonObject,
+        info: CallInfo,
+        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
+    ) -> JsonValue:
+        self._in_flight += 1
+        started = time.monotonic()
+        self._running[index] = (tool.name, kwargs, started)
+        try:
+            result: JsonValue = None
+            error: str | None = None
+            try:
+                result = await self.policy.limited(tool, lambda: invoke(info.arguments))
+            except FunctionError as failure:
+                error = failure.message
+            except TimeoutError:
+                limit = tool.limits.timeout if tool.limits else None
+                error = f"tools.{tool.alias}() took longer than its {limit:g} s limit and was stopped; try again later"
+            outcome = CallOutcome(
+                call=info, ok=error is None, result=result, error=error, duration=time.monotonic() - started
+            )
+            del self._running[index]  # a cancelled call stays: it was in flight when the run stopped
+            outcome = await self.policy.finish(outcome)
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0 and self.pending is not None:
+                self._quiet.set()
+        self._finished(index, tool, kwargs, outcome.result, outcome.error, outcome.duration, ok=outcome.ok)
+        if not outcome.ok:
+            raise tool_error(outcome.error or "the call failed")
+        return outcome.result
+
+    async def _hold(self, index: int, tool: Tool, kwargs: JsonObject) -> None:
+        """Wait for the calls in flight to finish, then end this call (and the run) without making it."""
+        self.entries[index] = Entry(tool=tool.name, arguments=kwargs, kind="held")
+        await self._quiet.wait()
+        raise FunctionError("the run paused here, waiting for a person's approval", type_name=PAUSED_NAME)
+
+    def _finished(
+        self,
+        index: int,
+        tool: Tool,
+        kwargs: JsonObject,
+        result: JsonValue,
+        error: str | None,
+        duration: float,
+        *,
+        ok: bool = False,
+    ) -> None:
+        kind: Literal["ok", "error"] = "ok" if ok else "error"
+        self.entries[index] = Entry(tool=tool.name, arguments=kwargs, kind=kind, result=result, error=error)
+        self.calls.append(
+            ToolCall(name=tool.name, arguments=kwargs, duration=duration, ok=ok, error=error, result=result)
+        )
+
+    def _off_record(self) -> FunctionError:
+        return FunctionError(
+            f"the resumed run went off its record ({self.diverged}); nothing more is called", type_name="ReplayError"
+        )
+
+
+def _divergence(index: int, expected: Entry, tool: Tool, kwargs: JsonObject) -> str:
+    was, now = call_text(expected.tool, expected.arguments), call_text(tool.name, kwargs)
+    return f"call {index + 1} was tools.{was}, now tools.{now}"

@@ -1,0 +1,102 @@
+"""What the framework adapters share about approvals: a paused run as JSON, and resuming it from that JSON.
+
+Each framework has its own way to stop a run for a person (pydantic-ai's deferred tool calls, the Agents SDK's
+interruptions, LangGraph's `interrupt`), and each carries a JSON payload with the stop. `paused_data` is that
+payload: what a person needs to decide (the call, its arguments, why, and every call already made with its
+result) and what the adapter needs to continue (the signed record of the paused run, under `RECORD_KEY`). The
+framework keeps it wherever it keeps its own pause (a message history, a `RunState`, a checkpoint), so the
+decision can come from another process; `resume_paused` continues the run from it with `CodeMode.resume`.
+
+A paused run's result never reaches the model (the framework stops instead), so the tools it discovered are
+taken off the state's announced set: the resumed run announces them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from codemode.errors import ApprovalError
+from codemode.integrations import BlockingCodeMode
+
+if TYPE_CHECKING:
+    from codemode import ToolCall
+    from codemode._json import JsonObject, JsonValue
+    from codemode.code_mode import CodeMode, ExecuteResult
+    from codemode.discovery import DiscoveryState
+
+__all__ = ["RECORD_KEY", "execute", "paused_data", "record_of", "resume_paused"]
+
+RECORD_KEY: Final = "codemode/approval"
+"""Key of the signed record of the paused run in `paused_data`."""
+
+
+def paused_data(result: ExecuteResult, state: DiscoveryState) -> JsonObject:
+    """A paused run as JSON: `id`, `tool`, `arguments`, `reason`, `calls` made before it, and its signed record."""
+    pending = result.pending
+    if pending is None or state.approval is None:
+        raise ValueError("`paused_data` takes the result of a run that paused for approval")
+    return {
+        "id": pending.id,
+        "tool": pending.tool,
+        "arguments": pending.arguments,
+        "reason": pending.reason,
+        "calls": [_call_json(call) for call in pending.calls],
+        RECORD_KEY: state.approval,
+    }
+
+
+def record_of(data: object) -> dict[str, JsonValue]:
+    """The signed record inside `paused_data` output; `ApprovalError` if there is none."""
+    record = data.get(RECORD_KEY) if isinstance(data, Mapping) else None
+    if not isinstance(record, dict):
+        raise ApprovalError(
+            f"no paused codemode run to resume: pass back the payload the pause came with (its {RECORD_KEY!r} key "
+            "holds the signed record)"
+        )
+    return record
+
+
+async def execute(code_mode: CodeMode | BlockingCodeMode, code: str, state: DiscoveryState) -> ExecuteResult:
+    """`execute`, leaving a paused run's discoveries unannounced (the model never reads that result)."""
+    seen = dict(state.announced)
+    if isinstance(code_mode, BlockingCodeMode):
+        result = await code_mode.aexecute(code, state)
+    else:
+        result = await code_mode.execute(code, state)
+    if result.pending is not None:
+        state.announced = seen
+    return result
+
+
+async def resume_paused(
+    code_mode: CodeMode | BlockingCodeMode,
+    state: DiscoveryState,
+    data: object,
+    *,
+    approved: bool,
+    reason: str | None = None,
+) -> ExecuteResult:
+    """Continue the run `data` (`paused_data` output) describes, in `state`, with a person's decision.
+
+    Raises:
+        ApprovalError: `data` holds no record, or its record was changed or signed with another key.
+    """
+    seen = dict(state.announced)
+    state.approval = record_of(data)
+    if isinstance(code_mode, BlockingCodeMode):
+        result = await code_mode.aresume(state, approved=approved, reason=reason)
+    else:
+        result = await code_mode.resume(state, approved=approved, reason=reason)
+    if result.pending is not None:
+        state.announced = seen
+    return result
+
+
+def _call_json(call: ToolCall) -> JsonObject:
+    data: JsonObject = {"tool": call.name, "arguments": call.arguments, "ok": call.ok}
+    if call.ok:
+        data["result"] = call.result
+    else:
+        data["error"] = call.error
+    return data

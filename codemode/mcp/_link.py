@@ -1,0 +1,237 @@
+"""`ServerLink`: one MCP server's connection, the calls of its tools, and its tool list kept up to date.
+
+Inside `McpSources`'s `async with`, the link owns one connection in the sources' task group, reused by every
+call, watched for tool list changes (`subscriptions/listen`, else `tools/list_changed`), and reopened after the
+server dies or stops answering; outside it, each call opens a connection of its own. Connection and call
+failures are the model's to read (`ToolError` with a message that says whether to retry).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from codemode.config import needs_approval
+from codemode.errors import tool_error
+from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
+from codemode.mcp._servers import McpServer, connect
+from codemode.tools import Tool
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from anyio.abc import TaskGroup, TaskStatus
+    from anyio.streams.memory import MemoryObjectReceiveStream
+
+    from codemode._json import JsonObject, JsonValue
+    from codemode.mcp._client import McpSources
+
+logger = logging.getLogger("codemode.mcp")
+
+_MAX_PAGES = 1000
+"""Pages of `tools/list` read before giving up on a server that never stops paginating."""
+
+
+class ServerLink:
+    """One server: its tools' names, and (inside `async with`) the connection that serves their calls."""
+
+    def __init__(self, owner: McpSources, server: McpServer) -> None:
+        self.owner = owner
+        self.server = server
+        self.label = server.label
+        self.names: dict[str, str] = {}
+        """Catalog name -> the server's own tool name."""
+        self.client: Client | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._lock = anyio.Lock()
+
+    def tool(self, mcp_tool: types.Tool, name: str) -> Tool:
+        """The catalog's definition of one of this server's tools, under `name`."""
+        server_name = mcp_tool.name
+
+        async def call(**arguments: JsonValue) -> JsonValue:
+            return await self.call(server_name, arguments)
+
+        return Tool(
+            name=name,
+            description=mcp_tool.description or mcp_tool.title or "",
+            parameters=mcp_tool.input_schema,
+            returns=mcp_tool.output_schema,
+            handler=call,
+            approval=needs_approval(self.server.approval, server_name),
+        )
+
+    async def open(self, task_group: TaskGroup | None) -> list[types.Tool]:
+        """Connect and list the tools; the connection stays open in `task_group`, if there is one."""
+        if task_group is None:
+            async with connect(self.server) as client:
+                return await list_tools(client)
+        client = await task_group.start(self._run)
+        return await list_tools(client)
+
+    async def call(self, tool_name: str, arguments: JsonObject) -> JsonValue:
+        """Call one of the server's tools; every failure is a `ToolError` for the model."""
+        timeout = self.owner.timeout
+        if self.owner.task_group is None:
+            try:
+                with anyio.fail_after(self.owner.connect_timeout + timeout):
+                    async with connect(self.server) as client:
+                        return result_json(await client.call_tool(tool_name, arguments))
+            except TimeoutError:
+                raise tool_error(self._timed_out(tool_name)) from None
+            except MCPError as error:
+                raise tool_error(self._refused(error)) from None
+        client = await self._connected()
+        try:
+            with anyio.fail_after(timeout):
+                result = await client.call_tool(tool_name, arguments)
+        except TimeoutError:
+            self._drop(client)
+            raise tool_error(self._timed_out(tool_name)) from None
+        except MCPError as error:
+            if error.code != types.CONNECTION_CLOSED:
+                raise tool_error(self._refused(error)) from None
+            self._drop(client)
+            raise tool_error(self._lost(tool_name, error)) from None
+        except Exception as error:  # noqa: BLE001  # a broken transport fails in many ways; the model reads which
+            self._drop(client)
+            raise tool_error(self._lost(tool_name, error)) from None
+        return result_json(result)
+
+    async def _connected(self) -> Client:
+        async with self._lock:  # one reconnect for many concurrent calls
+            if self.client is not None:
+                return self.client
+            task_group = self.owner.task_group
+            assert task_group is not None
+            try:
+                with anyio.fail_after(self.owner.connect_timeout):
+                    client: Client = await task_group.start(self._run, True)
+            except Exception as error:  # noqa: BLE001  # reported to the model, who may try again later
+                raise tool_error(
+                    f"cannot reach MCP server {self.label!r}: {describe(error)}. Try again later, or use another tool."
+                ) from None
+            return client
+
+    async def _run(self, relist: bool = False, *, task_status: TaskStatus[Client]) -> None:
+        """Own one connection: open it, watch for tool list changes, until it ends or is dropped."""
+        legacy_send, legacy_changes = anyio.create_memory_object_stream[None](1)
+
+        async def on_message(message: object) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                with contextlib.suppress(anyio.WouldBlock):  # one pending refresh covers any number of changes
+                    legacy_send.send_nowait(None)
+
+        started = False
+        with anyio.CancelScope() as scope, legacy_send, legacy_changes:
+            self._scope = scope
+            try:
+                async with (
+                    connect(self.server, message_handler=on_message) as client,
+                    _changes(client, legacy_changes) as changes,
+                ):
+                    if relist:
+                        self.owner.sync(self, await list_tools(client))
+                    self.client = client
+                    started = True
+                    task_status.started(client)
+                    async for _ in changes:
+                        await self._refresh(client)
+            except Exception as error:
+                if not started:
+                    raise
+                logger.warning("connection to MCP server %r ended: %s", self.label, describe(error))
+            finally:
+                if started and self.client is client:
+                    self.client = None
+
+    async def _refresh(self, client: Client) -> None:
+        try:
+            with anyio.fail_after(self.owner.timeout):
+                listed = await list_tools(client)
+        except Exception as error:  # noqa: BLE001  # a failed refresh keeps the old list; the next change retries
+            logger.warning("cannot refresh the tools of MCP server %r: %s", self.label, describe(error))
+            return
+        self.owner.sync(self, listed)
+
+    def _drop(self, client: Client) -> None:
+        """Close a connection that failed, so the next call opens a new one."""
+        if self.client is client:
+            self.client = None
+            if self._scope is not None:
+                self._scope.cancel()
+
+    def _timed_out(self, tool_name: str) -> str:
+        return (
+            f"MCP server {self.label!r} did not answer `{tool_name}` within {self.owner.timeout:g} s; the call was "
+            "abandoned and the connection will be reopened on the next call."
+        )
+
+    def _lost(self, tool_name: str, error: BaseException) -> str:
+        return (
+            f"the connection to MCP server {self.label!r} was lost during `{tool_name}` ({describe(error)}); "
+            "it will be reopened on the next call, so you may retry."
+        )
+
+    def _refused(self, error: MCPError) -> str:
+        return f"MCP server {self.label!r} refused the call: {error.message}"
+
+
+@contextlib.asynccontextmanager
+async def _changes(client: Client, legacy: MemoryObjectReceiveStream[None]) -> AsyncIterator[AsyncIterator[Any]]:
+    """Tool list changes: a `subscriptions/listen` stream (2026-07-28), else the legacy notifications."""
+    async with contextlib.AsyncExitStack() as stack:
+        changes: AsyncIterator[Any] = legacy
+        # A server without `subscriptions/listen` (or an older protocol) sends legacy notifications, if any.
+        with contextlib.suppress(ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError):
+            with anyio.fail_after(10):
+                changes = await stack.enter_async_context(client.listen(tools_list_changed=True))
+        yield changes
+
+
+async def list_tools(client: Client) -> list[types.Tool]:
+    """Every tool the server offers, page after page."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+    raise RuntimeError(f"the server's tool list did not end after {_MAX_PAGES} pages")
+
+
+def result_json(result: types.CallToolResult) -> JsonValue:
+    """A tool result as JSON: the structured content if any, else the text; an error result raises `ToolError`."""
+    if result.is_error:
+        texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+        raise tool_error("\n".join(texts).strip() or "the tool failed without saying why")
+    if result.structured_content is not None:
+        structured: JsonValue = result.structured_content
+        return structured
+    if all(isinstance(block, types.TextContent) for block in result.content):
+        return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    return [_block_json(block) for block in result.content]
+
+
+def _block_json(block: Any) -> JsonValue:
+    data: dict[str, JsonValue] = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+    payload = data.get("data")
+    if isinstance(payload, str):  # base64 media is no use to code that cannot see it; say what it was
+        data["data"] = f"<{math.ceil(len(payload) * 3 / 4):,} bytes of base64 data left out>"
+    return data
+
+
+def describe(error: BaseException) -> str:
+    """A short account of an error, looking inside exception groups for the first real cause."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, MCPError):
+        return error.message
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
