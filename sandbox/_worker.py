@@ -199,10 +199,10 @@ class Worker:
         buffer += data
         try:
             while len(buffer) >= HEADER.size:
-                end = HEADER.size + frame_size(bytes(buffer[: HEADER.size]))
+                end = HEADER.size + frame_size(buffer[: HEADER.size])
                 if len(buffer) < end:
                     break
-                message = decode(bytes(buffer[HEADER.size : end]))
+                message = decode(buffer[HEADER.size : end])
                 del buffer[:end]
                 self.handle(message)
                 if self.finished.done():
