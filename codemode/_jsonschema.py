@@ -16,10 +16,6 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
-from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-from referencing.exceptions import Unresolvable
-
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
 
@@ -265,14 +261,22 @@ def report_problem(tool_name: str, problem: str) -> None:
         )
 
 
-_DRAFTS: Final[tuple[Any, ...]] = (
-    jsonschema.Draft202012Validator,
-    jsonschema.Draft201909Validator,
-    jsonschema.Draft7Validator,
-    jsonschema.Draft6Validator,
-    jsonschema.Draft4Validator,
-)
-"""Newest first: a schema that declares no `$schema` is read under the newest draft it is valid under."""
+@functools.cache
+def _drafts() -> tuple[Any, ...]:
+    """The drafts' validators, newest first: a schema without `$schema` is read under the newest it is valid under.
+
+    `jsonschema` is imported here, at the first schema checked, not with this module: reading a catalog and
+    rendering stubs need none of it, and it is a fifth of a CLI start.
+    """
+    import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev extra
+
+    return (
+        jsonschema.Draft202012Validator,
+        jsonschema.Draft201909Validator,
+        jsonschema.Draft7Validator,
+        jsonschema.Draft6Validator,
+        jsonschema.Draft4Validator,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -288,6 +292,8 @@ class CheckedSchema:
 
     def errors(self, instance: JsonValue) -> list[Any]:
         """The validation errors of `instance`, first by path; a reference that cannot be followed is skipped."""
+        from referencing.exceptions import Unresolvable  # loaded with `jsonschema`, by `_drafts`
+
         try:
             return sorted(self.validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
         except Unresolvable:  # a remote or broken `$ref`: check what can be checked without it
@@ -311,6 +317,8 @@ def schema_problem(schema: JsonObject) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _checked(canonical: str) -> CheckedSchema:
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]  # loaded by `_drafts`
+
     schema = as_schema(openapi_nullable(json.loads(canonical)))
     problem = None
     for draft in _candidates(schema):
@@ -324,12 +332,15 @@ def _checked(canonical: str) -> CheckedSchema:
 
 
 def _candidates(schema: JsonObject) -> tuple[Any, ...]:
+    drafts = _drafts()
     declared = schema.get("$schema")
     if isinstance(declared, str):
-        draft = jsonschema.validators.validator_for(schema, default=None)
-        if draft is not None and draft in _DRAFTS:
+        from jsonschema.validators import validator_for  # type: ignore[import-untyped]  # loaded by `_drafts`
+
+        draft = validator_for(schema, default=None)
+        if draft is not None and draft in drafts:
             return (draft,)
-    return _DRAFTS
+    return drafts
 
 
 def _draft_name(draft: Any) -> str:
@@ -349,14 +360,18 @@ def _relaxed(schema: JsonObject) -> Any:
     relaxed: JsonObject = {"type": "object", "properties": properties}
     if isinstance(required, list) and all(isinstance(name, str) for name in required):
         relaxed["required"] = required
-    return jsonschema.Draft202012Validator(relaxed)
+    return _drafts()[0](relaxed)
 
 
 def _whole(sub: JsonValue) -> JsonValue:
     """`sub` if it is valid on its own under the newest draft (and has no `$ref` out of it), else `{}` (anything)."""
     if not isinstance(sub, dict) or '"$ref"' in json.dumps(sub):
         return {}
-    return sub if _META_2020.is_valid(sub) else {}
+    return sub if _meta_2020().is_valid(sub) else {}
 
 
-_META_2020: Final = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+@functools.cache
+def _meta_2020() -> Any:
+    """A validator of schemas under the newest draft."""
+    newest = _drafts()[0]
+    return newest(newest.META_SCHEMA)

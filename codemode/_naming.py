@@ -95,6 +95,8 @@ def close_matches(name: str, candidates: Iterable[str], *, limit: int = 3, cutof
 
 
 def _fold_to_ascii(name: str) -> str:
+    if name.isascii():
+        return name  # NFKC leaves ASCII as it is; most names are ASCII
     parts: list[str] = []
     for char in unicodedata.normalize("NFKC", name):
         if char.isascii():

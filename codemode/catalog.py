@@ -12,12 +12,13 @@ subscribers as one `CatalogChange`, which lets a search index or a discovery sta
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
-from codemode._jsonschema import schema_problem
+from codemode._bulk import collector_paused
+from codemode._jsonl import tool_from_json_line
+from codemode._jsonschema import checked_schema
 from codemode._naming import close_matches, is_portable_alias, portable_alias
 from codemode.errors import CatalogError
 from codemode.tools import Handler, Tool, tool_from_function
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from codemode.policy import ApprovalRule, ToolLimits
 
 F = TypeVar("F", bound="Callable[..., Any]")
-
-_JSONL_KEYS = frozenset({"name", "description", "parameters", "returns", "deferred", "approval"})
 
 
 class _ToolDecorator(Protocol):
@@ -47,6 +46,20 @@ class CatalogChange:
     """Tools registered by this change, in registration order."""
     removed: tuple[Tool, ...] = ()
     """Tools that left the catalog in this change."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchemaCheck:
+    """How one of a tool's schemas is read: under which JSON Schema draft, or relaxed, and why."""
+
+    tool: str
+    """The tool's name."""
+    field: Literal["parameters", "returns"]
+    """Which schema: the arguments' or the result's."""
+    draft: str
+    """The draft it is read under (`"draft-2020-12"`, `"draft-04"`), or `"relaxed"` when valid under none."""
+    problem: str | None
+    """Why it is valid under no draft; `None` when it is valid under `draft`."""
 
 
 class Catalog:
@@ -158,7 +171,7 @@ class Catalog:
         if self._check_schemas:
             _check_definition(tool)
             for field, schema in (("parameters", parameters), ("returns", returns)):
-                problem = _schema_problem(schema) if schema is not None else None
+                problem = _schema_draft(schema)[1] if schema is not None else None
                 if problem:
                     raise CatalogError(f"Tool {tool.name!r}: `{field}` is not a valid JSON Schema: {problem}")
         self.extend([tool])
@@ -168,15 +181,24 @@ class Catalog:
         """The tools whose argument or result schema is valid under no JSON Schema draft, with the reason.
 
         Such tools stay searchable and callable; only what their schema can say is checked in their arguments.
-        It takes about a millisecond a tool (each distinct schema once).
+        It takes about a millisecond a tool (each distinct schema once); `check_schemas` says more.
         """
         problems: dict[str, str] = {}
-        for tool in self:
-            for field, schema in (("parameters", tool.parameters), ("returns", tool.returns)):
-                problem = _schema_problem(schema) if schema is not None else None
-                if problem and tool.name not in problems:
-                    problems[tool.name] = f"`{field}`: {problem}"
+        for check in self.check_schemas():
+            if check.problem and check.tool not in problems:
+                problems[check.tool] = f"`{check.field}`: {check.problem}"
         return problems
+
+    def check_schemas(self) -> list[SchemaCheck]:
+        """Each tool's argument schema, and result schema if it has one, read as its first call will read it."""
+        checks: list[SchemaCheck] = []
+        fields: tuple[Literal["parameters", "returns"], ...] = ("parameters", "returns")
+        for tool in self:
+            for field, schema in zip(fields, (tool.parameters, tool.returns), strict=True):
+                if schema is not None:
+                    draft, problem = _schema_draft(schema)
+                    checks.append(SchemaCheck(tool=tool.name, field=field, draft=draft, problem=problem))
+        return checks
 
     def extend(
         self, tools: Catalog | Iterable[Tool], *, prefix: str = "", aliases: Mapping[str, str] | None = None
@@ -257,13 +279,14 @@ class Catalog:
             raise CatalogError(f"Cannot read tool definitions from {str(path)!r}: {e}") from e
         pending: dict[str, Tool] = {}
         added: list[Tool] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                added.append(self._check_new(_renamed(_tool_from_json_line(line), prefix, aliases), pending))
-            except CatalogError as e:
-                raise CatalogError(f"{path}:{number}: {e}") from e
+        with collector_paused():
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    added.append(self._check_new(_renamed(tool_from_json_line(line), prefix, aliases), pending))
+                except CatalogError as e:
+                    raise CatalogError(f"{path}:{number}: {e}") from e
         self._commit(added=added, removed=[])
         return added
 
@@ -362,35 +385,7 @@ def _check_definition(tool: Tool) -> None:
         raise CatalogError(f"Tool {tool.name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")
 
 
-def _schema_problem(schema: JsonObject) -> str | None:
-    problem = schema_problem(schema)
-    return f"{problem}." if problem and problem.startswith("it is not plain JSON") else problem
-
-
-def _tool_from_json_line(line: str) -> Tool:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise CatalogError(f"not JSON: {e}") from e
-    if not isinstance(data, dict):
-        raise CatalogError(f"expected a JSON object, got {line:.80}")
-    unknown = sorted(set(data) - _JSONL_KEYS)
-    if unknown:
-        raise CatalogError(f"unknown keys {unknown}; a definition has the keys {sorted(_JSONL_KEYS)}.")
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise CatalogError(f'every definition needs a "name" (a non-empty string), got {name!r:.80}.')
-    deferred = data.get("deferred", True)
-    if not isinstance(deferred, bool):
-        raise CatalogError(f'"deferred" must be true or false, got {deferred!r:.80}.')
-    approval = data.get("approval", False)
-    if not isinstance(approval, bool):
-        raise CatalogError(f'"approval" must be true or false, got {approval!r:.80}.')
-    return Tool(
-        name=name,
-        description=data.get("description", ""),
-        parameters=data.get("parameters", {"type": "object", "properties": {}}),
-        returns=data.get("returns"),
-        deferred=deferred,
-        approval=approval,
-    )
+def _schema_draft(schema: JsonObject) -> tuple[str, str | None]:
+    checked = checked_schema(schema)
+    problem = checked.problem
+    return checked.draft, f"{problem}." if problem and problem.startswith("it is not plain JSON") else problem

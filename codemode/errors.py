@@ -13,7 +13,10 @@ Tree:
 
 from __future__ import annotations
 
-from sandbox import FunctionError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sandbox import FunctionError
 
 ERROR_NAME = "ToolError"
 """The exception name the model's code sees for every failed tool call."""
@@ -41,6 +44,8 @@ class ToolError(CodemodeError):
 
 def tool_error(message: str) -> FunctionError:
     """An error the model sees as `ToolError: <message>`."""
+    from sandbox import FunctionError  # here, not at the top: commands that only read a catalog never load the sandbox
+
     return FunctionError(message, type_name=ERROR_NAME)
 
 

@@ -11,22 +11,25 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-# Subcommand modules, imported only when the command line is parsed so `import codemode` stays cheap.
-COMMANDS: tuple[str, ...] = (
-    "codemode.cli._demo",
-    "codemode.cli._chat",
-    "codemode.cli._exec",
-    "codemode.cli._search",
-    "codemode.cli._eval_search",
-    "codemode.cli._serve",
-)
+# Subcommand modules by name, in the order help lists them. Only the module of the command being run is
+# imported, so `codemode search` does not load the sandbox, the MCP SDK or the providers that others need.
+COMMANDS: dict[str, str] = {
+    "demo": "codemode.cli._demo",
+    "chat": "codemode.cli._chat",
+    "exec": "codemode.cli._exec",
+    "search": "codemode.cli._search",
+    "check": "codemode.cli._check",
+    "eval-search": "codemode.cli._eval_search",
+    "serve": "codemode.cli._serve",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: only the subcommand `argv` starts with, or every subcommand (for help and errors)."""
     parser = argparse.ArgumentParser(prog="codemode", description="One fixed `code` tool for a whole tool catalog.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_name in COMMANDS:
+    chosen = COMMANDS.get(argv[0]) if argv else None
+    for module_name in [chosen] if chosen else COMMANDS.values():
         importlib.import_module(module_name).register(subparsers)
     return parser
 
@@ -48,7 +51,8 @@ def _log_to_stderr() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     _log_to_stderr()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     status: int = args.run(args)
     return status

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
-__all__ = ["RECORD_KEY", "execute", "paused_data", "record_of", "resume_paused"]
+__all__ = ["RECORD_KEY", "execute", "paused_data", "record_of", "resume_paused", "settle"]
 
 RECORD_KEY: Final = "codemode/approval"
 """Key of the signed record of the paused run in `paused_data`."""
@@ -64,9 +64,7 @@ async def execute(code_mode: CodeMode | BlockingCodeMode, code: str, state: Disc
         result = await code_mode.aexecute(code, state)
     else:
         result = await code_mode.execute(code, state)
-    if result.pending is not None:
-        state.announced = seen
-    return result
+    return settle(result, state, seen)
 
 
 async def resume_paused(
@@ -88,6 +86,11 @@ async def resume_paused(
         result = await code_mode.aresume(state, approved=approved, reason=reason)
     else:
         result = await code_mode.resume(state, approved=approved, reason=reason)
+    return settle(result, state, seen)
+
+
+def settle(result: ExecuteResult, state: DiscoveryState, seen: dict[str, str]) -> ExecuteResult:
+    """`result`; if it paused, `state` gets back the announced set `seen` from before the run."""
     if result.pending is not None:
         state.announced = seen
     return result

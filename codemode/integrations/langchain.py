@@ -10,17 +10,23 @@ sees its own call, not the history, so a thread resumed in a new process announc
 Sync and async: from a `CodeMode` you entered (`async with`), `ainvoke` runs in your event loop, and `invoke`
 works only from a worker thread of that loop (`anyio.to_thread.run_sync`). From a `BlockingCodeMode`, both work
 anywhere: the code runs in its own event-loop thread.
+
+Approvals: inside a LangGraph graph (with a checkpointer), a run that stops at a call needing approval calls
+LangGraph's `interrupt` (`codemode.integrations.langgraph`, imported only then), and `Command(resume=...)`
+continues it. Outside a graph no one can be asked: the call is not made, and the model reads so.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
 
 from codemode.integrations import BlockingCodeMode, tool_output
+from codemode.integrations._approvals import execute, paused_data, record_of, resume_paused, settle
 
 try:
     from langchain_core.runnables import RunnableConfig  # noqa: TC002 - LangChain finds the `config` parameter by its evaluated annotation
@@ -29,6 +35,10 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError('Install the `langchain` extra: pip install "codemode[langchain]"') from e
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+
+    from codemode import PendingApproval
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
@@ -59,8 +69,8 @@ class _ThreadStates:
         return self._threads[key]
 
 
-def _run_in_loop_thread(code_mode: CodeMode, code: str, state: DiscoveryState) -> ExecuteResult:
-    """`execute` from a worker thread of the event loop that entered `code_mode`."""
+def _in_loop_thread(function: Callable[..., Any], *args: object) -> ExecuteResult:
+    """`function(*args)` (an `execute` or `resume`) from a worker thread of the event loop that entered it."""
     try:
         anyio.from_thread.run_sync(lambda: None)
     except RuntimeError as e:
@@ -68,7 +78,43 @@ def _run_in_loop_thread(code_mode: CodeMode, code: str, state: DiscoveryState) -
             "this `code` tool runs in the event loop that entered its `CodeMode`: call `ainvoke`, or build it from "
             "`BlockingCodeMode(code_mode)` to call `invoke` from sync code"
         ) from e
-    return anyio.from_thread.run(code_mode.execute, code, state)
+    result: ExecuteResult = anyio.from_thread.run(function, *args)
+    return result
+
+
+@functools.cache
+def _langgraph() -> ModuleType | None:
+    """`codemode.integrations.langgraph`, or None without the `langgraph` extra."""
+    try:
+        from codemode.integrations import langgraph  # the `langgraph` extra, imported on the first call
+    except ImportError:
+        return None
+    return langgraph
+
+
+def _graph() -> ModuleType | None:
+    """The LangGraph approval module when this call runs inside a graph, else None."""
+    graph = _langgraph()
+    return graph if graph is not None and graph.in_graph() else None
+
+
+def _finish(result: ExecuteResult, state: DiscoveryState, graph: ModuleType | None) -> str:
+    if result.pending is None:
+        return tool_output(result)
+    if graph is not None:
+        graph.ask(paused_data(result, state))
+    return _cannot_ask(result.pending)
+
+
+def _cannot_ask(pending: PendingApproval) -> str:
+    why = f" ({pending.reason})" if pending.reason else ""
+    made = len(pending.calls)
+    calls = f"{made} call{'s were' if made != 1 else ' was'}"
+    return (
+        f"Stopped: `tools.{pending.alias}(...)` needs a person's approval{why}, and this tool runs outside a "
+        f"LangGraph graph, where no one can be asked, so it was not made; {calls} made before it. Tell the user "
+        "what needs approval."
+    )
 
 
 def code_tool(code_mode: CodeMode | BlockingCodeMode, *, state: DiscoveryState | None = None) -> StructuredTool:
@@ -89,28 +135,38 @@ def code_tool(code_mode: CodeMode | BlockingCodeMode, *, state: DiscoveryState |
         ```
     """
     states = _ThreadStates(code_mode, state)
-
     if isinstance(code_mode, BlockingCodeMode):
         blocking = code_mode
-
-        def run(code: str, config: RunnableConfig) -> str:
-            return tool_output(blocking.execute(code, states.get(config)))
-
-        async def arun(code: str, config: RunnableConfig) -> str:
-            return tool_output(await blocking.aexecute(code, states.get(config)))
-
-        definition = blocking.tool
+        sync_execute: Callable[[str, DiscoveryState], ExecuteResult] = blocking.execute
+        sync_resume: Callable[..., ExecuteResult] = blocking.resume
     else:
         async_mode = code_mode
+        sync_execute = functools.partial(_in_loop_thread, async_mode.execute)
 
-        def run(code: str, config: RunnableConfig) -> str:
-            return tool_output(_run_in_loop_thread(async_mode, code, states.get(config)))
+        def sync_resume(state: DiscoveryState, *, approved: bool, reason: str | None) -> ExecuteResult:
+            return _in_loop_thread(functools.partial(async_mode.resume, state, approved=approved, reason=reason))
 
-        async def arun(code: str, config: RunnableConfig) -> str:
-            return tool_output(await async_mode.execute(code, states.get(config)))
+    def run(code: str, config: RunnableConfig) -> str:
+        state, graph = states.get(config), _graph()
+        decided = graph.latest_decision() if graph is not None else None
+        seen = dict(state.announced)
+        if decided is None:
+            result = sync_execute(code, state)
+        else:
+            state.approval = record_of(decided[2])
+            result = sync_resume(state, approved=decided[0], reason=decided[1])
+        return _finish(settle(result, state, seen), state, graph)
 
-        definition = async_mode.tool
+    async def arun(code: str, config: RunnableConfig) -> str:
+        state, graph = states.get(config), _graph()
+        decided = graph.latest_decision() if graph is not None else None
+        if decided is None:
+            result = await execute(code_mode, code, state)
+        else:
+            result = await resume_paused(code_mode, state, decided[2], approved=decided[0], reason=decided[1])
+        return _finish(result, state, graph)
 
+    definition = code_mode.tool
     return StructuredTool.from_function(
         func=run,
         coroutine=arun,

@@ -1,11 +1,18 @@
 """Approvals in `codemode serve`: ask the person through MCP elicitation, or say how to approve with `_meta`.
 
 A `code` run that stops at a call needing approval asks the client with a form elicitation (approve yes/no and
-an optional reason) when the client declared the `elicitation` capability, and resumes with the answer in the
-same request. A client that cannot ask a person gets an `isError` result saying which call waits and how to
-decide it: call `code` again with the same code, the `_meta["codemode/state"]` of that result (it carries the
-signed record of the paused run, so a stateless server needs nothing else), and
+an optional reason) when the client declared the `elicitation` capability. A client on a handshake-era protocol
+is asked over the session's back-channel, and the run resumes with the answer in the same request. A client on
+the 2026-07-28 protocol, which has no back-channel, gets an `InputRequiredResult` that embeds the elicitation
+and carries the conversation state (with the signed record of the paused run) as its `requestState`; the
+client asks the person and retries the call with the answer, and the run resumes from that state, so any
+replica can serve the retry. A client that cannot ask a person gets an `isError` result saying which call
+waits and how to decide it: call `code` again with the same code, the `_meta["codemode/state"]` of that result
+(it carries the signed record, so a stateless server needs nothing else), and
 `_meta["codemode/approval"] = {"id": ..., "approved": true}` (or `false` with a `"reason"`).
+
+The model reads nothing of a run paused while the person is asked, so the tools it discovered are taken off
+the state's announced set before the run resumes: the resumed run announces them.
 """
 
 from __future__ import annotations
@@ -15,19 +22,21 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode._replay import Decision, approval_id
-from codemode.mcp._sdk import types
+from codemode.discovery import DiscoveryState
+from codemode.mcp._sdk import MODERN_PROTOCOL_VERSIONS, types
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from codemode._replay import PendingApproval
     from codemode.code_mode import CodeMode, ExecuteResult
-    from codemode.discovery import DiscoveryState
 
 logger = logging.getLogger("codemode.mcp.server")
 
 APPROVAL_META_KEY: Final = "codemode/approval"
 """`_meta` key of a decision on a pending call: `{"id", "approved", "reason"}`."""
+INPUT_KEY: Final = "codemode/approval"
+"""Key of the approval form in an `InputRequiredResult`'s `inputRequests` (and of its answer)."""
 _FORM: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
@@ -43,20 +52,40 @@ class DecisionError(ValueError):
 
 
 async def run_code(
-    cm: CodeMode, ctx: ServerRequestContext[Any], code: str, state: DiscoveryState, meta: object
-) -> ExecuteResult:
-    """Run `code` (or resume it with the request's decision), asking the person while the client can."""
-    decision = _decision(meta, state, code)
+    cm: CodeMode, ctx: ServerRequestContext[Any], code: str, state: DiscoveryState, params: types.CallToolRequestParams
+) -> ExecuteResult | types.InputRequiredResult:
+    """Run `code` (or resume it with the request's decision), asking the person while the client can.
+
+    `state` is the request's: from `round_state` on a retry that answers an `InputRequiredResult`.
+    """
+    decision = _answered(params, state, code) or _decision(params.meta, state, code)
+    seen = dict(state.announced)
     if decision is None:
         result = await cm.execute(code, state)
     else:
         result = await cm.resume(state, approved=decision.approved, reason=decision.reason)
-    while result.pending is not None and _can_elicit(ctx):
-        asked = await _elicit(ctx, result.pending)
+    while result.pending is not None:
+        if _can_ask_in_round(ctx):
+            state.announced = seen
+            return _input_required(result.pending, state)
+        asked = await _elicit(ctx, result.pending) if _can_elicit(ctx) else None
         if asked is None:
             break
+        state.announced = seen
         result = await cm.resume(state, approved=asked.approved, reason=asked.reason)
     return result
+
+
+def round_state(params: types.CallToolRequestParams) -> DiscoveryState | None:
+    """The state a retry answering an `InputRequiredResult` carries back in `requestState`, or None."""
+    if params.request_state is None or INPUT_KEY not in (params.input_responses or {}):
+        return None
+    try:
+        data = json.loads(params.request_state)
+        return DiscoveryState.from_json(data) if isinstance(data, dict) else None
+    except (TypeError, ValueError):
+        logger.warning("ignored a malformed `requestState` on a `code` retry")
+        return None
 
 
 def fallback_text(pending: PendingApproval, state: DiscoveryState) -> str:
@@ -68,6 +97,19 @@ def fallback_text(pending: PendingApproval, state: DiscoveryState) -> str:
         f'`_meta["codemode/state"]`, and `_meta["{APPROVAL_META_KEY}"] = {decision}` (or `"approved": false` '
         'with a `"reason"`).'
     )
+
+
+def _answered(params: types.CallToolRequestParams, state: DiscoveryState, code: str) -> Decision | None:
+    """The person's answer a 2026-07-28 retry carries, checked against the paused run in its state."""
+    answer = (params.input_responses or {}).get(INPUT_KEY)
+    if answer is None or params.request_state is None:
+        return None
+    if not isinstance(answer, types.ElicitResult):
+        raise DecisionError(f"The input response {INPUT_KEY!r} must answer the elicitation it was asked with.")
+    record = state.approval.get("record") if state.approval is not None else None
+    if not isinstance(record, dict) or record.get("code") != code:
+        raise DecisionError("To decide a waiting call, retry `code` with the same code and its `requestState`.")
+    return _answer_of(answer)
 
 
 def _decision(meta: object, state: DiscoveryState, code: str) -> Decision | None:
@@ -93,17 +135,42 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
     return capabilities is not None and capabilities.elicitation is not None and ctx.session.can_send_request
 
 
+def _can_ask_in_round(ctx: ServerRequestContext[Any]) -> bool:
+    """A 2026-07-28 client that declared form elicitation: it can answer an `InputRequiredResult`."""
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and elicitation is not None and _forms(elicitation)
+
+
+def _forms(elicitation: types.ElicitationCapability) -> bool:
+    # a capability declared empty (`{}`) means form elicitation, as before modes existed
+    return elicitation.form is not None or elicitation.url is None
+
+
+def _question(pending: PendingApproval) -> str:
+    why = f" ({pending.reason})" if pending.reason else ""
+    return f"The code wants to call {pending.describe()}{why}. Approve it?"
+
+
+def _input_required(pending: PendingApproval, state: DiscoveryState) -> types.InputRequiredResult:
+    ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=_question(pending), requested_schema=_FORM))
+    return types.InputRequiredResult(input_requests={INPUT_KEY: ask}, request_state=json.dumps(state.to_json()))
+
+
 async def _elicit(ctx: ServerRequestContext[Any], pending: PendingApproval) -> Decision | None:
     """The person's answer through the client, or None if the client could not ask."""
-    why = f" ({pending.reason})" if pending.reason else ""
-    message = f"The code wants to call {pending.describe()}{why}. Approve it?"
     try:
-        answer = await ctx.session.elicit_form(message, _FORM, related_request_id=ctx.request_id)
+        answer = await ctx.session.elicit_form(_question(pending), _FORM, related_request_id=ctx.request_id)
     except Exception:  # the client refused or failed the request: fall back to the error result
         logger.warning("elicitation failed; answering with how to approve instead", exc_info=True)
         return None
     if not isinstance(answer, types.ElicitResult):
         return None
+    return _answer_of(answer)
+
+
+def _answer_of(answer: types.ElicitResult) -> Decision:
+    """The decision in a person's answer to the approval form."""
     content = answer.content or {}
     reason = content.get("reason")
     text = reason if isinstance(reason, str) and reason else None

@@ -15,10 +15,12 @@ try:
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
     from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError('Install the `mcp` extra: pip install "codemode[mcp]"') from e
 
 __all__ = [
+    "MODERN_PROTOCOL_VERSIONS",
     "Client",
     "ListenNotSupportedError",
     "MCPError",

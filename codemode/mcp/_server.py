@@ -14,8 +14,9 @@ stateless HTTP mode, where each request may reach another replica behind a load 
 state: a client that sends none gets every discovered tool announced again, which is redundant but never
 leaves the model without a definition.
 
-A run that stops at a call needing approval asks the person through MCP elicitation, or answers with how to
-decide it (`codemode.mcp._approvals`); the signed record of the paused run travels in the same state.
+A run that stops at a call needing approval asks the person through MCP elicitation (over the session, or as an
+`InputRequiredResult` for 2026-07-28 clients), or answers with how to decide it (`codemode.mcp._approvals`); the
+signed record of the paused run travels in the same state.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codemode.discovery import DiscoveryState
 from codemode.errors import ApprovalError
-from codemode.mcp._approvals import DecisionError, fallback_text, run_code
+from codemode.mcp._approvals import DecisionError, fallback_text, round_state, run_code
 from codemode.mcp._sdk import MCPError, Server, stdio_server, types, uvicorn
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def build_server(cm: CodeMode, *, stateless: bool = False, name: str = "codemode
         if params.name != code_tool.name:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool {params.name!r}: this server has only `code`.")
         code = (params.arguments or {}).get("code")
-        state = _state_from_meta(params.meta)
+        state = round_state(params) or _state_from_meta(params.meta)
         key = None if stateless else _session_key(ctx)
         if key is not None:
             state = _remember(states, key, state)
@@ -70,12 +71,14 @@ def build_server(cm: CodeMode, *, stateless: bool = False, name: str = "codemode
         if not isinstance(code, str):
             return _result([f"`code` must be a string of Python source, got {type(code).__name__}."], state, True)
         try:
-            result = await run_code(cm, ctx, code, state, params.meta)
+            result = await run_code(cm, ctx, code, state, params)
         except (DecisionError, ApprovalError) as error:
             return _result([str(error)], state, True)
         except Exception as error:  # the MCP handler boundary: log it, and tell the model it was not its fault
             logger.exception("`code` failed inside codemode")
             return _result([f"internal error in codemode ({type(error).__name__}); try again."], state, True)
+        if isinstance(result, types.InputRequiredResult):
+            return result
         text = fallback_text(result.pending, state) if result.pending is not None else result.text
         texts = [text, *([result.announcement] if result.announcement else [])]
         return _result(texts, state, not result.ok)

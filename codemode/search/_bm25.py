@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from codemode._bulk import collector_paused
 from codemode.search._ranking import boost_exact, exact_keys, memoize_eligible
 from codemode.search._tokenize import iter_terms, tokenize
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from codemode._json import JsonValue
     from codemode.tools import Tool
 
-__all__ = ["BM25Params", "SearchIndex"]
+__all__ = ["BM25Params", "SearchIndex", "field_terms", "field_texts"]
 
 try:
     from collections import _count_elements  # type: ignore[attr-defined]  # CPython's C helper behind Counter
@@ -84,12 +85,13 @@ class SearchIndex:
         self._next_id = 0
         self._exact: dict[str, list[int]] = {}
         self._postings: tuple[dict[str, dict[int, int]], ...] = ({}, {}, {}, {})
-        self._fields: dict[int, tuple[dict[str, int], ...]] = {}
+        self._fields: dict[int, tuple[dict[str, int], ...]] | None = {}  # None: to derive from the postings
         self._lengths: dict[int, tuple[int, ...]] = {}
         self._totals = [0, 0, 0, 0]
         self._impacts: dict[str, tuple[dict[int, float], float]] = {}
-        for tool in tools:
-            self.add(tool)
+        with collector_paused():
+            for tool in tools:
+                self.add(tool)
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -99,6 +101,10 @@ class SearchIndex:
 
     def add(self, tool: Tool) -> None:
         """Index `tool`; a tool with the same name is replaced and keeps its place in registration order."""
+        self._add_terms(tool, field_terms(field_texts(tool)))
+
+    def _add_terms(self, tool: Tool, fields: tuple[dict[str, int], ...]) -> None:
+        """Index `tool` with the term counts of its fields, computed (`add`) or read back (`_index_cache`)."""
         doc_id = self._ids.get(tool.name)
         if doc_id is not None and self._tools[doc_id] is tool:
             return  # tools are immutable: the same object is already indexed as it is
@@ -111,7 +117,7 @@ class SearchIndex:
         self._tools[doc_id] = tool
         for key in exact_keys(tool):
             self._exact.setdefault(key, []).append(doc_id)
-        fields = self._fields[doc_id] = _field_terms(tool)
+        self._doc_fields()[doc_id] = fields
         lengths = self._lengths[doc_id] = tuple(sum(terms.values()) for terms in fields)
         for field, terms in enumerate(fields):
             postings = self._postings[field]
@@ -123,6 +129,43 @@ class SearchIndex:
                     posting[doc_id] = count
             self._totals[field] += lengths[field]
         self._impacts.clear()
+
+    @classmethod
+    def _restored(
+        cls,
+        tools: list[Tool],
+        postings: tuple[dict[str, dict[int, int]], ...],
+        lengths: list[tuple[int, ...]],
+        params: BM25Params | None,
+    ) -> SearchIndex:
+        """The index of `tools` (distinct names, ids in order) from the postings and field lengths it had.
+
+        What `_index_cache` read back; the per-tool term counts are derived from the postings only if a tool
+        is later removed or replaced.
+        """
+        index = cls(params=params)
+        index._tools = dict(enumerate(tools))
+        index._ids = {tool.name: doc_id for doc_id, tool in index._tools.items()}
+        index._next_id = len(tools)
+        for doc_id, tool in index._tools.items():
+            for key in exact_keys(tool):
+                index._exact.setdefault(key, []).append(doc_id)
+        index._postings = postings
+        index._lengths = dict(enumerate(lengths))
+        index._totals = [sum(column) for column in zip(*lengths, strict=True)] if lengths else [0, 0, 0, 0]
+        index._fields = None
+        return index
+
+    def _doc_fields(self) -> dict[int, tuple[dict[str, int], ...]]:
+        """Each tool's term counts by field, derived from the postings the first time a restored index needs them."""
+        if self._fields is None:
+            fields: dict[int, tuple[dict[str, int], ...]] = {doc_id: ({}, {}, {}, {}) for doc_id in self._tools}
+            for field, postings in enumerate(self._postings):
+                for term, posting in postings.items():
+                    for doc_id, count in posting.items():
+                        fields[doc_id][field][term] = count
+            self._fields = fields
+        return self._fields
 
     def remove(self, name: str) -> None:
         """Drop the tool called `name` from the index; unknown names raise `KeyError`."""
@@ -136,7 +179,7 @@ class SearchIndex:
             ids.remove(doc_id)
             if not ids:
                 del self._exact[key]
-        for field, terms in enumerate(self._fields.pop(doc_id)):
+        for field, terms in enumerate(self._doc_fields().pop(doc_id)):
             postings = self._postings[field]
             for term in terms:
                 posting = postings[term]
@@ -277,20 +320,20 @@ _COUNTS: dict[str, dict[str, int]] = {}
 _MAX_COUNTS: Final = 50_000
 
 
-def _field_terms(tool: Tool) -> tuple[dict[str, int], ...]:
-    """Term counts of the name, the description, the parameter names and the parameter descriptions.
+def field_texts(tool: Tool) -> tuple[str, str, str, str]:
+    """The texts of the four fields: the name, the description, the parameter names, the parameter descriptions.
 
     The alias is left out: it respells the name (`math.factorial` -> `math_factorial`) and matches exactly.
     """
     names: list[str] = []
     texts: list[str] = []
     _walk_schema(tool.parameters, names, texts, 0)
-    return (
-        _counts(tool.name),
-        _counts(tool.description),
-        _counts(" ".join(names)),
-        _counts(" ".join(texts)),
-    )
+    return (tool.name, tool.description, " ".join(names), " ".join(texts))
+
+
+def field_terms(texts: tuple[str, ...]) -> tuple[dict[str, int], ...]:
+    """Term counts of each field's text (shared, never to be changed: equal texts get the same dict)."""
+    return tuple(_counts(text) for text in texts)
 
 
 def _walk_schema(schema: JsonValue, names: list[str], texts: list[str], depth: int) -> None:

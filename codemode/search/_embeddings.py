@@ -27,6 +27,8 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError('Install the `semantic` extra: pip install "codemode[semantic]"') from error
 
+from codemode._cachedir import default_cache_dir as default_cache_dir  # noqa: PLC0414  # re-exported for `hybrid`
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -97,15 +99,6 @@ def _package_dir(name: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(f'The `semantic` extra is incomplete ({name!r} is missing): pip install "codemode[semantic]"')
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-def default_cache_dir() -> Path:
-    """`$CODEMODE_CACHE_DIR`, else `$XDG_CACHE_HOME/codemode`, else `~/.cache/codemode`."""
-    explicit = os.environ.get("CODEMODE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "codemode"
 
 
 class EmbeddingCache:

@@ -12,17 +12,28 @@ import functools
 import inspect
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
+from codemode._cachedir import default_cache_dir
 from codemode.catalog import CatalogChange
-from codemode.search._bm25 import SearchIndex
+from codemode.search._index_cache import cached_index
 from codemode.search._ranking import normalize_ranking
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
     from codemode.catalog import Catalog
+    from codemode.search._bm25 import SearchIndex
     from codemode.tools import Tool
 
-__all__ = ["CatalogSearch", "Ranker", "SearchKind", "SearchOption", "ToolIndex", "build_index", "follow_catalog"]
+__all__ = [
+    "CatalogSearch",
+    "Ranker",
+    "SearchKind",
+    "SearchOption",
+    "ToolIndex",
+    "build_index",
+    "follow_catalog",
+    "index_factory",
+]
 
 SearchKind: TypeAlias = Literal["bm25", "hybrid"]
 """The built-in rankers by name: BM25F, or BM25F fused with offline embeddings (the `semantic` extra)."""
@@ -79,13 +90,23 @@ SearchOption: TypeAlias = ToolIndex | Ranker | SearchKind | None
 
 def build_index(kind: SearchKind, tools: Iterable[Tool] = ()) -> ToolIndex:
     """A new built-in index of `kind` over `tools`; `"hybrid"` raises `ImportError` without the `semantic` extra."""
+    return index_factory(kind)(tools)
+
+
+def index_factory(kind: SearchKind) -> Callable[[Iterable[Tool]], ToolIndex]:
+    """What makes a built-in index of `kind` from tools; checks the name, and imports the `semantic` extra now."""
     if kind == "hybrid":
         from codemode.search.hybrid import HybridSearch  # the optional `semantic` extra, imported only when chosen
 
-        return HybridSearch(tools)
+        return HybridSearch
     if kind == "bm25":
-        return SearchIndex(tools)
+        return _bm25_index
     raise ValueError(f'search={kind!r}: expected "bm25", "hybrid", an index or a ranker function')
+
+
+def _bm25_index(tools: Iterable[Tool]) -> SearchIndex:
+    """The default index; a large catalog's is read from the disk cache when the same tools were indexed before."""
+    return cached_index(tools, folder=default_cache_dir())
 
 
 def apply_change(index: ToolIndex, change: CatalogChange) -> None:
@@ -122,6 +143,9 @@ def follow_catalog(
 class CatalogSearch:
     """A catalog's `tools.search` as `search=` chose it, following the catalog from creation until `close`.
 
+    A built-in index (`"bm25"`, `"hybrid"`) is built at the first search, so a run that never searches, and the
+    start of a host, never pay for indexing a large catalog; an index object passed in is filled at once.
+
     Args:
         catalog: The tools to search.
         search: A `SearchOption`.
@@ -136,8 +160,9 @@ class CatalogSearch:
         self.catalog = catalog
         self._ranker: Ranker | None = None
         self._index: ToolIndex | None = None
+        self._make: Callable[[Iterable[Tool]], ToolIndex] | None = None
         if search is None or isinstance(search, str):
-            self._index = build_index(search or "bm25")
+            self._make = index_factory(search or "bm25")
         elif isinstance(search, ToolIndex):  # before the ranker test: `HybridSearch` is callable too
             self._index = search
         elif callable(search):
@@ -149,22 +174,28 @@ class CatalogSearch:
             )
         self._indexed: dict[str, Tool] = {}
         self._unsubscribe: Callable[[], None] | None = None
+        self._following = False
         self.follow()
 
     def follow(self) -> None:
         """Keep the index in step with the catalog again, after catching up with the changes made since `close`."""
+        self._following = True
         if self._index is not None and self._unsubscribe is None:
             self._unsubscribe = follow_catalog(self._index, self.catalog, since=self._indexed)
 
     def close(self) -> None:
         """Stop following the catalog (the catalog keeps no reference to this search)."""
+        if self._following:
+            self._indexed = {tool.name: tool for tool in self.catalog}
+        self._following = False
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-            self._indexed = {tool.name: tool for tool in self.catalog}
 
     async def __call__(self, query: str, k: int) -> list[Tool]:
         """The `k` best tools for `query`, best first."""
+        if self._index is None and self._make is not None:
+            self._build()
         if self._index is not None:
             return [tool for tool, _ in self._index.search(query, k)]
         assert self._ranker is not None
@@ -172,3 +203,15 @@ class CatalogSearch:
         ranked = self._ranker(query, tools)
         names = await ranked if inspect.isawaitable(ranked) else ranked
         return normalize_ranking(names, tools)[:k]
+
+    def _build(self) -> None:
+        """Make the built-in index: of the catalog while following it, else of the tools it held at `close`."""
+        assert self._make is not None
+        if self._following:
+            self._index = self._make(self.catalog)
+            self._indexed = {}
+            self._unsubscribe = follow_catalog(
+                self._index, self.catalog, since={tool.name: tool for tool in self.catalog}
+            )
+        else:
+            self._index = self._make(self._indexed.values())

@@ -57,7 +57,7 @@ class HybridSearch:
         tools: Tools to index now.
         embedder: The embedding model (default: `StaticEmbedder`, WordLlama static embeddings).
         cache_dir: Folder of the embedding cache; None for `$CODEMODE_CACHE_DIR`, `$XDG_CACHE_HOME/codemode`
-            or `~/.cache/codemode`; False to keep vectors in memory only.
+            or `~/.cache/codemode` (memory only with `CODEMODE_CACHE=off`); False to keep vectors in memory only.
         fusion: Fusion weight, BM25F floor and candidate depth.
         bm25: BM25F parameters of the keyword side.
 

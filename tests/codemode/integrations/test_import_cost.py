@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-FRAMEWORKS = ("pydantic_ai", "agents", "langchain_core", "smolagents")
+FRAMEWORKS = ("pydantic_ai", "agents", "langchain_core", "langgraph", "smolagents")
 
 
 def imported_modules(statement: str) -> set[str]:
@@ -22,7 +22,7 @@ def imported_modules(statement: str) -> set[str]:
 
 @pytest.mark.parametrize("statement", ["import codemode", "import codemode.integrations"])
 def test_importing_codemode_imports_no_agent_framework(statement: str) -> None:
-    """None of the four frameworks (nor any of their submodules) is imported."""
+    """None of the frameworks (nor any of their submodules) is imported."""
     modules = imported_modules(statement)
 
     assert "codemode" in modules
@@ -34,3 +34,12 @@ def test_importing_an_integration_imports_its_framework() -> None:
     pytest.importorskip("pydantic_ai")
 
     assert "pydantic_ai" in imported_modules("import codemode.integrations.pydantic_ai")
+
+
+def test_the_langchain_tool_imports_langgraph_only_when_a_call_runs_inside_a_graph() -> None:
+    """`codemode.integrations.langchain` works without the `langgraph` extra: importing it imports no langgraph."""
+    pytest.importorskip("langchain_core")
+
+    modules = imported_modules("import codemode.integrations.langchain")
+    assert "langchain_core" in modules
+    assert {name for name in modules if name.split(".")[0] == "langgraph"} == set()

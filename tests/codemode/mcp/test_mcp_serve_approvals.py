@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp_types as types
@@ -40,6 +41,7 @@ async def test_an_eliciting_client_is_asked_and_the_approved_call_is_made_in_the
         result = await client.call_tool("code", {"code": CODE})
     assert not result.is_error
     assert texts(result)[0] == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+    assert "# new tool: refund [" in texts(result)[1]  # the resumed run announces what the paused one found
     assert asked == ['The code wants to call refund(order_id="A1", amount=150.0). Approve it?']
     assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
 
@@ -94,3 +96,73 @@ def snapshot_refused() -> str:
         'The decision names no call waiting in this conversation: send the `_meta["codemode/state"]` of the '
         "result that asked for approval, with its id."
     )
+
+
+async def test_a_2026_07_28_client_is_asked_through_input_required_and_the_call_is_made_once() -> None:
+    """A modern client (no back-channel) gets an `InputRequiredResult`; its elicitation callback answers; one refund."""
+    shop = make_shop()
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with (
+        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        Client(build_server(cm, stateless=True), elicitation_callback=elicit, mode="2026-07-28") as client,
+    ):
+        result = await client.call_tool("code", {"code": CODE})
+    assert not result.is_error
+    assert texts(result)[0] == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+    assert "# new tool: refund [" in texts(result)[1]  # the resumed run announces what the paused one found
+    assert asked == ['The code wants to call refund(order_id="A1", amount=150.0). Approve it?']
+    assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
+
+
+async def test_a_2026_07_28_client_that_declines_denies_the_call_and_the_code_handles_it() -> None:
+    """Declining with a reason in the input-required round raises `ToolError` in the code, which prints it."""
+    shop = make_shop()
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="decline", content={"approve": False, "reason": "ask finance"})
+
+    async with (
+        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        Client(build_server(cm), elicitation_callback=elicit, mode="2026-07-28") as client,
+    ):
+        result = await client.call_tool("code", {"code": DENIABLE})
+    assert texts(result)[0] == "tools.refund() was not approved: ask finance"
+    assert shop.made["refund"] == 0
+
+
+async def test_an_input_required_retry_is_served_by_another_replica_and_an_edited_request_state_is_refused() -> None:
+    """The `requestState` carries the signed record: a second server resumes it; an edited record calls nothing."""
+    first, second = make_shop(), make_shop()
+    approve = {"codemode/approval": types.ElicitResult(action="accept", content={"approve": True})}
+    async with (
+        CodeMode(first.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm_a,
+        CodeMode(second.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm_b,
+        Client(build_server(cm_a, stateless=True), elicitation_callback=never, mode="2026-07-28") as replica_a,
+        Client(build_server(cm_b, stateless=True), mode="2026-07-28") as replica_b,
+    ):
+        paused = await replica_a.session.call_tool("code", {"code": CODE}, allow_input_required=True)
+        assert isinstance(paused, types.InputRequiredResult)
+        assert paused.request_state is not None
+        state = json.loads(paused.request_state)
+        state["approval"]["record"]["calls"][0]["result"]["total"] = 1.0
+        edited = await replica_b.session.call_tool(
+            "code", {"code": CODE}, input_responses=approve, request_state=json.dumps(state)
+        )
+        done = await replica_b.session.call_tool(
+            "code", {"code": CODE}, input_responses=approve, request_state=paused.request_state
+        )
+    assert edited.is_error
+    assert texts(edited)[0].startswith("the approval record's signature does not match")
+    assert texts(done)[0] == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+    assert first.made == {"get_order": 1, "get_order:A1": 1}
+    assert second.made == {"refund": 1}
+
+
+async def never(context: Any, params: Any) -> types.ElicitResult:
+    """An elicitation callback (so the client declares the capability) that a test drives by hand instead."""
+    raise AssertionError("the test answers the input request itself")

@@ -1,0 +1,191 @@
+"""The Agents SDK's interruptions: a paused `code` run interrupts the agent run, and `RunState` resumes it.
+
+Driven by the SDK's real `OpenAIResponsesModel`; the official `openai` client talks to an `httpx2.MockTransport`
+that plays the Responses API (one `code` call, then an answer quoting the tool output it was sent).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+pytest.importorskip("agents")
+
+import httpx2
+from agents import Agent, OpenAIResponsesModel, Runner, RunState, set_tracing_disabled
+from approval_shop import SECRET, make_shop
+from openai import AsyncOpenAI
+
+from codemode import CodeMode, Policy
+from codemode.integrations.openai_agents import CodeModeTool, code_tool
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from approval_shop import Shop
+
+set_tracing_disabled(True)
+
+CODE = 'order = await tools.get_order(order_id="A1")\nreturn await tools.refund(order_id="A1", amount=order["total"])'
+DENIABLE = """
+order = await tools.get_order(order_id="A1")
+try:
+    await tools.refund(order_id="A1", amount=order["total"])
+except ToolError as error:
+    print("refund failed:", error)
+"""
+TWICE = 'await tools.delete_order(order_id="A1")\nreturn await tools.delete_order(order_id="B2")'
+REFUNDED = 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+
+
+@dataclass
+class ResponsesServer:
+    """Answers the first request with a `code` call, later ones with the text of the last tool output sent."""
+
+    code: str
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        outputs = [item["output"] for item in body["input"] if item.get("type") == "function_call_output"]
+        if not outputs:
+            arguments = json.dumps({"code": self.code})
+            output: dict[str, Any] = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "code"}
+            output |= {"arguments": arguments, "status": "completed"}
+        else:
+            text, _, stubs = outputs[-1].partition("\n\n<tools-discovered>")
+            content = {"type": "output_text", "text": text + (" [stubs]" if stubs else ""), "annotations": []}
+            output = {"type": "message", "id": "msg", "status": "completed", "role": "assistant"}
+            output |= {"content": [content | {"logprobs": []}]}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5}
+        usage |= {"output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        response = {"id": f"resp_{len(self.bodies)}", "object": "response", "created_at": 1_760_000_000}
+        response |= {"status": "completed", "model": "gpt-test", "output": [output], "parallel_tool_calls": True}
+        response |= {"tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None, "usage": usage}
+        return httpx2.Response(200, json=response)
+
+    def agent(self, tool: CodeModeTool) -> Agent[Any]:
+        client = AsyncOpenAI(
+            api_key="test",
+            base_url="http://test/v1",
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self)),
+        )
+        model = OpenAIResponsesModel("gpt-test", openai_client=client)
+        return Agent(name="assistant", instructions="Use `code`.", model=model, tools=[tool])
+
+
+@pytest.fixture
+def shop() -> Shop:
+    return make_shop()
+
+
+@pytest.fixture
+async def cm(shop: Shop) -> AsyncIterator[CodeMode]:
+    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as code_mode:
+        yield code_mode
+
+
+async def test_a_paused_run_interrupts_the_agent_run_and_an_approval_makes_the_call_once(
+    shop: Shop, cm: CodeMode
+) -> None:
+    """`result.interruptions` holds the `code` call; `decide(approved=True)` and `Runner.run(agent, state)` finish."""
+    server, tool = ResponsesServer(CODE), code_tool(cm)
+    agent = server.agent(tool)
+    paused = await Runner.run(agent, "Refund order A1.")
+    (item,) = paused.interruptions
+    shown = tool.paused(item)
+    assert shown is not None
+    assert (shown["tool"], shown["arguments"], shown["reason"]) == ("refund", {"order_id": "A1", "amount": 150.0}, None)
+    assert shown["calls"] == [
+        {
+            "tool": "get_order",
+            "arguments": {"order_id": "A1"},
+            "ok": True,
+            "result": {"order_id": "A1", "total": 150.0, "email": "a1@example.com"},
+        }
+    ]
+    assert shop.made == {"get_order": 1, "get_order:A1": 1}
+
+    state = paused.to_state()
+    tool.decide(state, item, approved=True)
+    done = await Runner.run(agent, state)
+    assert done.final_output == REFUNDED + " [stubs]"
+    assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
+    tools = {json.dumps(body["tools"]) for body in server.bodies}
+    assert len(server.bodies) == 2
+    assert len(tools) == 1
+
+
+async def test_a_denial_reaches_the_code_as_a_tool_error_it_handles(shop: Shop, cm: CodeMode) -> None:
+    """`decide(approved=False, reason=...)`: the code catches the `ToolError`, and the model reads its output."""
+    server, tool = ResponsesServer(DENIABLE), code_tool(cm)
+    agent = server.agent(tool)
+    paused = await Runner.run(agent, "Refund order A1.")
+    state = paused.to_state()
+    tool.decide(state, paused.interruptions[0], approved=False, reason="ask finance")
+    done = await Runner.run(agent, state)
+    assert done.final_output == "refund failed: tools.refund() was not approved: ask finance [stubs]"
+    assert shop.made == {"get_order": 1, "get_order:A1": 1}
+
+
+async def test_an_approval_after_a_restart_resumes_from_the_saved_run_state_and_paused_run() -> None:
+    """`RunState.to_string()` and `paused(item)` saved; a new shop, `CodeMode`, tool and agent make the refund."""
+    first = make_shop()
+    async with CodeMode(first.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+        tool = code_tool(cm)
+        paused = await Runner.run(ResponsesServer(CODE).agent(tool), "Refund order A1.")
+        saved = json.dumps({"run": paused.to_state().to_string(), "paused": tool.paused(paused.interruptions[0])})
+
+    second = make_shop()
+    async with CodeMode(second.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+        tool = code_tool(cm)
+        agent = ResponsesServer(CODE).agent(tool)
+        data = json.loads(saved)
+        state = await RunState.from_string(agent, data["run"])
+        (item,) = state.get_interruptions()
+        tool.decide(state, item, approved=True, paused=data["paused"])
+        done = await Runner.run(agent, state)
+    assert done.final_output == REFUNDED + " [stubs]"
+    assert first.made["refund"] == 0
+    assert second.made == {"refund": 1}
+
+
+async def test_the_sdks_own_rejection_answers_the_model_and_does_not_resume_the_code(shop: Shop, cm: CodeMode) -> None:
+    """`state.reject(item, rejection_message=...)` is the SDK's denial: the model reads the message, nothing runs."""
+    server, tool = ResponsesServer(DENIABLE), code_tool(cm)
+    agent = server.agent(tool)
+    paused = await Runner.run(agent, "Refund order A1.")
+    state = paused.to_state()
+    state.reject(paused.interruptions[0], rejection_message="not today")
+    done = await Runner.run(agent, state)
+    assert done.final_output == "not today"
+    assert shop.made == {"get_order": 1, "get_order:A1": 1}
+
+
+async def test_a_second_approval_in_a_resumed_run_is_not_made_and_the_model_reads_so(shop: Shop, cm: CodeMode) -> None:
+    """The SDK interrupts only before an invocation: the second delete waits on nobody, so the model is told."""
+    server, tool = ResponsesServer(TWICE), code_tool(cm)
+    agent = server.agent(tool)
+    paused = await Runner.run(agent, "Delete A1 and B2.")
+    state = paused.to_state()
+    tool.decide(state, paused.interruptions[0], approved=True)
+    done = await Runner.run(agent, state)
+    assert done.final_output == (
+        "Stopped: `tools.delete_order(...)` needs a person's approval too, and the Agents SDK asks only before a "
+        "`code` call runs, so it was not made. Calls made before it, in order: delete_order: ok. Call `code` again "
+        "to ask for it."
+    )
+    assert shop.made == {"delete_order": 1}
+
+
+async def test_a_run_that_needs_no_approval_runs_the_code_once(shop: Shop, cm: CodeMode) -> None:
+    """`needs_approval` runs the code and the invocation returns that run's result: each handler is called once."""
+    server = ResponsesServer('return await tools.get_order(order_id="A1")')
+    done = await Runner.run(server.agent(code_tool(cm)), "Look up A1.")
+    assert done.interruptions == []
+    assert done.final_output.startswith('Returned: {\n "order_id": "A1",')
+    assert shop.made == {"get_order": 1, "get_order:A1": 1}
