@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
 from sandbox._awaiting import Lazy
-from sandbox._guards import SEAL, StopRun
+from sandbox._signals import SEAL, StopRun
 
 if TYPE_CHECKING:
     import contextvars

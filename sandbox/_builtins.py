@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._awaiting import anext_
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
-from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
+from sandbox._signals import SEAL, ForbiddenError, StopRun
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from sandbox._guards import Guards
 
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float

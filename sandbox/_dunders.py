@@ -1,38 +1,34 @@
 """What reading a dunder the sandbox allows on any object gives: names, docstrings, `__class__`, a base `__init__`.
 
-Apart from the guards because it needs the sandbox's `type` (`sandbox._classes`), which builds on them: the guards
-import this module, and it imports theirs when called (both are loaded by then: a confined worker cannot read a
-module from disk). Which dunders are readable, and the refusals of the rest, belong to the compile policy
-(`READABLE_DUNDERS`, `dunder_refusal`).
+Apart from the guards because it needs the sandbox's `type` (`sandbox._classes`): the guards import this module,
+never the other way (it asks them only whether an object is the code's own). Which dunders are readable, and
+the refusals of the rest, belong to the compile policy (`READABLE_DUNDERS`, `dunder_refusal`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sandbox._classes import real_bases, type_of
 from sandbox._compile import MAIN
+from sandbox._signals import forbid
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._guards import Guards
-
 _MAIN_LOCALS = f"{MAIN}.<locals>."
 
 
-def read_dunder(guards: Guards, obj: object, name: str) -> Any:
+def read_dunder(obj: object, name: str, *, is_own: Callable[[object], bool]) -> Any:
     """`obj.name` for a readable dunder, or a standard class's `__init__` (for `Exception.__init__(self, msg)`).
 
     `__class__` is the sandbox's `type(obj)`; `__name__`, `__qualname__`, `__doc__` and `__module__` are given
     only when they are a plain str or None, so none of them hands the code an object.
     """
-    from sandbox._classes import real_bases, type_of
-    from sandbox._guards import forbid
-
     if name == "__class__":
         return type_of(obj)
     if name == "__init__":
-        return _base_init(guards, real_bases((obj,))[0])  # the caller checked `obj` is a class
+        return _base_init(real_bases((obj,))[0], is_own)  # the caller checked `obj` is a class
     if name == "__name__" and type(obj).__name__ == "Module" and "__sandbox_module__" in vars(obj):
         return vars(obj)["__sandbox_module__"]  # a module facade, named as its module
     value = getattr(real_bases((obj,))[0] if isinstance(obj, type) else obj, name)  # `list.__doc__`: the real one's
@@ -43,12 +39,11 @@ def read_dunder(guards: Guards, obj: object, name: str) -> Any:
     return value
 
 
-def _base_init(guards: Guards, real: type) -> Callable[..., None]:
+def _base_init(real: type, is_own: Callable[[object], bool]) -> Callable[..., None]:
     """A standard class's `__init__`, for the code's own instances only: a shared object stays as it is."""
-    from sandbox._guards import forbid
 
     def __init__(instance: object, /, *args: Any, **kwargs: Any) -> None:
-        if not (guards.is_own(instance) and isinstance(instance, real)):
+        if not (is_own(instance) and isinstance(instance, real)):
             forbid(f"`{real.__name__}.__init__(obj, ...)` works only on an instance of the code's own subclass")
         real.__init__(instance, *args, **kwargs)  # type: ignore[misc]  # the base's, as `super().__init__` calls it
 

@@ -20,10 +20,10 @@ from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._classes import make_class
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._decimalctx import decimal_members
-from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
+from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._modules import Module, make_importer
-from sandbox._repeat import REPEAT, Repeat
+from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun
 from sandbox._sizes import SizeLimitError
 from sandbox._variables import Keeper
 from sandbox.limits import timeout_message
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from sandbox._hostcall import Bridge
+    from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
 MAX_MESSAGE = 1_800
@@ -69,6 +70,7 @@ async def run_code(
         deadline=started + limits.timeout,
         timeout=limits.timeout,
         max_size=limits.max_size,
+        repeat=repeat,
     )
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
@@ -76,7 +78,6 @@ async def run_code(
     decimal_context = decimal.Context()
     value: Any = None
     error: RunError | None = None
-    repeat_token = REPEAT.set(repeat)  # copied into the run's context with the rest of the caller's
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
         namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
@@ -94,7 +95,6 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = context.run(describe_exception, exc, compiled)
     finally:
-        REPEAT.reset(repeat_token)
         guards.finish()
         guards.close_unawaited()
         await facade.finish(guards.async_generators, context)
