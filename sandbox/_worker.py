@@ -57,12 +57,15 @@ class _Memory:
         self.base = _address_space() if ceiling > 0 and os.path.exists("/proc/self/statm") else 0
         """Bytes mapped at start; each run may add its `Limits.memory` to these."""
         self.hard = self.base + ceiling if self.base else resource.RLIM_INFINITY
+        self._soft: int | None = None  # the soft limit this object last set: none yet
 
     def limit_run(self, memory: int) -> None:
         """Lower the soft limit to what this run may add (never above the ceiling, which nothing can raise)."""
         if self.base:
             soft = self.hard if memory <= 0 else min(self.base + memory, self.hard)
-            resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
+            if soft != self._soft:  # most runs ask for what the last one did: no system call
+                resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
+                self._soft = soft
 
 
 def _limit_resources(memory: _Memory) -> None:
