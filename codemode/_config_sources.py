@@ -5,7 +5,6 @@ Reading TOML into these is `codemode._config_read`'s job; loading them into a ca
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -21,11 +20,6 @@ class _SourceTable:
     """Where the source is in the config, for messages: `tools[0]`."""
     approval: tuple[str, ...] = ()
     """Patterns of the source's own tool names (before any prefix) whose calls need a person's approval."""
-
-
-def needs_approval(patterns: tuple[str, ...], name: str) -> bool:
-    """Whether a tool named `name` matches one of a source's `approval` patterns (shell-style, `*` for all)."""
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import anyio
@@ -28,6 +29,20 @@ if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
     from codemode.policy import Policy
     from codemode.tools import Tool
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Attempt:
+    """One call the code asked for, at its place in the order of issue."""
+
+    index: int
+    tool: Tool
+    kwargs: JsonObject
+    """The arguments as the code passed them."""
+    prepare: Callable[[JsonObject], JsonObject]
+    """Validates and converts the arguments for the handler."""
+    invoke: Callable[[JsonObject], Awaitable[JsonValue]]
+    """Runs the handler."""
 
 
 class Ledger:
@@ -58,21 +73,21 @@ class Ledger:
         invoke: Callable[[JsonObject], Awaitable[JsonValue]],
     ) -> JsonValue:
         """Make (or replay, or hold) one call; `prepare` validates the arguments, `invoke` runs the handler."""
-        index = len(self.entries)
+        attempt = _Attempt(index=len(self.entries), tool=tool, kwargs=kwargs, prepare=prepare, invoke=invoke)
         self.entries.append(None)
         if self.diverged is not None:
             raise self._off_record()
         record = self.replay
-        if record is not None and index < len(record.calls):
-            expected = record.calls[index]
+        if record is not None and attempt.index < len(record.calls):
+            expected = record.calls[attempt.index]
             if expected.tool != tool.name or canonical(expected.arguments) != canonical(kwargs):
-                self.diverged = _divergence(index, expected, tool, kwargs)
+                self.diverged = _divergence(attempt, expected)
                 raise self._off_record()
-            if index == record.pending:
-                return await self._decided(index, tool, kwargs, prepare, invoke)
+            if attempt.index == record.pending:
+                return await self._decided(attempt)
             if expected.kind != "held":
-                return self._replayed(index, expected)
-        return await self._live(index, tool, kwargs, prepare, invoke)
+                return self._replayed(attempt.index, expected)
+        return await self._live(attempt)
 
     def so_far(self) -> tuple[ToolCall, ...]:
         """The finished calls in the order they ended, then those still in flight (which may have happened)."""
@@ -100,73 +115,51 @@ class Ledger:
             raise tool_error(entry.error or "the call failed")
         return copy.deepcopy(entry.result)
 
-    async def _decided(
-        self,
-        index: int,
-        tool: Tool,
-        kwargs: JsonObject,
-        prepare: Callable[[JsonObject], JsonObject],
-        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
-    ) -> JsonValue:
+    async def _decided(self, attempt: _Attempt) -> JsonValue:
         self.reached_decision = True
         decision = self.decision or Decision(approved=False, reason="no decision was given")
         if decision.approved:
-            info = self._info(index, tool, kwargs, prepare)
-            return await self._make(index, tool, kwargs, info, invoke)
+            return await self._make(attempt, self._info(attempt))
         because = f": {decision.reason}" if decision.reason else ""
-        self._finished(index, tool, kwargs, None, f"tools.{tool.alias}() was not approved{because}", 0.0)
-        raise tool_error(f"tools.{tool.alias}() was not approved{because}")
+        message = f"tools.{attempt.tool.alias}() was not approved{because}"
+        self._finished(attempt, None, message, 0.0)
+        raise tool_error(message)
 
-    async def _live(
-        self,
-        index: int,
-        tool: Tool,
-        kwargs: JsonObject,
-        prepare: Callable[[JsonObject], JsonObject],
-        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
-    ) -> JsonValue:
+    async def _live(self, attempt: _Attempt) -> JsonValue:
         if self.pending is not None:
-            await self._hold(index, tool, kwargs)
-        info = self._info(index, tool, kwargs, prepare)
-        verdict = await self.policy.check(tool, info)
+            await self._hold(attempt)
+        info = self._info(attempt)
+        verdict = await self.policy.check(attempt.tool, info)
         if isinstance(verdict, Deny):
-            message = f"tools.{tool.alias}() was refused by the host's policy: {verdict.reason}"
-            self._finished(index, tool, kwargs, None, message, 0.0)
+            message = f"tools.{attempt.tool.alias}() was refused by the host's policy: {verdict.reason}"
+            self._finished(attempt, None, message, 0.0)
             raise tool_error(message)
         if isinstance(verdict, RequireApproval) and self.pending is None:
-            self.pending = (index, verdict.reason)
+            self.pending = (attempt.index, verdict.reason)
             if self._in_flight == 0:
                 self._quiet.set()
         if self.pending is not None:  # this call needs approval, or another one does (set while we checked)
-            await self._hold(index, tool, kwargs)
-        return await self._make(index, tool, kwargs, info, invoke)
+            await self._hold(attempt)
+        return await self._make(attempt, info)
 
-    def _info(
-        self, index: int, tool: Tool, kwargs: JsonObject, prepare: Callable[[JsonObject], JsonObject]
-    ) -> CallInfo:
+    def _info(self, attempt: _Attempt) -> CallInfo:
         try:
-            arguments = prepare(kwargs)
+            arguments = attempt.prepare(attempt.kwargs)
         except FunctionError as error:
-            self._finished(index, tool, kwargs, None, error.message, 0.0)
+            self._finished(attempt, None, error.message, 0.0)
             raise
-        return CallInfo(tool=tool.name, alias=tool.alias, arguments=arguments)
+        return CallInfo(tool=attempt.tool.name, alias=attempt.tool.alias, arguments=arguments)
 
-    async def _make(
-        self,
-        index: int,
-        tool: Tool,
-        kwargs: JsonObject,
-        info: CallInfo,
-        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
-    ) -> JsonValue:
+    async def _make(self, attempt: _Attempt, info: CallInfo) -> JsonValue:
+        tool = attempt.tool
         self._in_flight += 1
         started = time.monotonic()
-        self._running[index] = (tool.name, kwargs, started)
+        self._running[attempt.index] = (tool.name, attempt.kwargs, started)
         try:
             result: JsonValue = None
             error: str | None = None
             try:
-                result = await self.policy.limited(tool, lambda: invoke(info.arguments))
+                result = await self.policy.limited(tool, lambda: attempt.invoke(info.arguments))
             except FunctionError as failure:
                 error = failure.message
             except TimeoutError:
@@ -175,39 +168,30 @@ class Ledger:
             outcome = CallOutcome(
                 call=info, ok=error is None, result=result, error=error, duration=time.monotonic() - started
             )
-            del self._running[index]  # a cancelled call stays: it was in flight when the run stopped
+            del self._running[attempt.index]  # a cancelled call stays: it was in flight when the run stopped
             outcome = await self.policy.finish(outcome)
         finally:
             self._in_flight -= 1
             if self._in_flight == 0 and self.pending is not None:
                 self._quiet.set()
-        self._finished(index, tool, kwargs, outcome.result, outcome.error, outcome.duration, ok=outcome.ok)
+        self._finished(attempt, outcome.result, outcome.error, outcome.duration, ok=outcome.ok)
         if not outcome.ok:
             raise tool_error(outcome.error or "the call failed")
         return outcome.result
 
-    async def _hold(self, index: int, tool: Tool, kwargs: JsonObject) -> None:
+    async def _hold(self, attempt: _Attempt) -> None:
         """Wait for the calls in flight to finish, then end this call (and the run) without making it."""
-        self.entries[index] = Entry(tool=tool.name, arguments=kwargs, kind="held")
+        self.entries[attempt.index] = Entry(tool=attempt.tool.name, arguments=attempt.kwargs, kind="held")
         await self._quiet.wait()
         raise FunctionError("the run paused here, waiting for a person's approval", type_name=PAUSED_NAME)
 
     def _finished(
-        self,
-        index: int,
-        tool: Tool,
-        kwargs: JsonObject,
-        result: JsonValue,
-        error: str | None,
-        duration: float,
-        *,
-        ok: bool = False,
+        self, attempt: _Attempt, result: JsonValue, error: str | None, duration: float, *, ok: bool = False
     ) -> None:
+        name, kwargs = attempt.tool.name, attempt.kwargs
         kind: Literal["ok", "error"] = "ok" if ok else "error"
-        self.entries[index] = Entry(tool=tool.name, arguments=kwargs, kind=kind, result=result, error=error)
-        self.calls.append(
-            ToolCall(name=tool.name, arguments=kwargs, duration=duration, ok=ok, error=error, result=result)
-        )
+        self.entries[attempt.index] = Entry(tool=name, arguments=kwargs, kind=kind, result=result, error=error)
+        self.calls.append(ToolCall(name=name, arguments=kwargs, duration=duration, ok=ok, error=error, result=result))
 
     def _off_record(self) -> FunctionError:
         return FunctionError(
@@ -215,6 +199,6 @@ class Ledger:
         )
 
 
-def _divergence(index: int, expected: Entry, tool: Tool, kwargs: JsonObject) -> str:
-    was, now = call_text(expected.tool, expected.arguments), call_text(tool.name, kwargs)
-    return f"call {index + 1} was tools.{was}, now tools.{now}"
+def _divergence(attempt: _Attempt, expected: Entry) -> str:
+    was, now = call_text(expected.tool, expected.arguments), call_text(attempt.tool.name, attempt.kwargs)
+    return f"call {attempt.index + 1} was tools.{was}, now tools.{now}"

@@ -1,19 +1,8 @@
 """`CodeMode`: a catalog behind one fixed `code` tool, and `execute`, which runs the model's code against it.
 
-Example:
-    ```python
-    catalog = Catalog()
-
-    @catalog.tool
-    async def get_weather(city: str) -> dict:
-        \"\"\"Get the weather forecast for a city.\"\"\"
-        return {"city": city, "forecast": "sunny"}
-
-    async with CodeMode(catalog) as cm:
-        state = cm.new_state()
-        result = await cm.execute('print(await tools.search("weather"))', state)
-        print(result.text, result.announcement)
-    ```
+What a run does with each call (`codemode._runtime`), the announcement it leaves (`codemode.discovery`), and the
+record of a run paused for approval (`codemode._replay`, `codemode._ledger`) are their own modules; this one owns
+the sandbox, the search that follows the catalog, and the order of the steps of one `execute` or `resume`.
 """
 
 from __future__ import annotations
@@ -113,6 +102,16 @@ class CodeMode:
         ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
             silently), or an unknown `search=` name.
         TypeError: `search=` is neither an index nor callable.
+
+    Example:
+        ```python
+        async with CodeMode(catalog, isolation="inline") as cm:
+            state = cm.new_state()  # one per conversation; `DiscoveryState.from_history` rebuilds it
+            result = await cm.execute(model_code, state)
+            if result.pending is not None:  # a call needs a person's approval: decide, maybe much later
+                result = await cm.resume(state, approved=True)
+            reply_to_model(result.text, result.announcement)
+        ```
     """
 
     def __init__(
@@ -293,8 +292,11 @@ class CodeMode:
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
         )
-        announced.apply(state)
         run, pending, note = self._settle(run, code, state, plan)
+        if pending is None:
+            announced.apply(state)
+        else:  # the model never reads a paused run: the run that finishes announces what it found
+            announced = Announcement()
         # a paused run has not finished: the state keeps the variables it started from, for the resumed run
         notes = carry_over(state, run, persist=self.persist_variables and pending is None)
         calls = runtime.record()

@@ -26,7 +26,8 @@ of shell-style patterns of the source's own tool names (`["delete_*", "refund"]`
 are its operations' names, before `prefix`).
 
 Relative paths are relative to the config file. Reading (`load_config`) checks the shape of every table;
-building (`build_catalog`) imports and loads the sources, in order, into one catalog.
+building (`build_catalog`) imports and loads the sources, in order, into one catalog. The typed sources are
+`codemode._config_sources`'s and the checks of each table `codemode._config_read`'s; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ from codemode._config_sources import (
     OpenApiSource,
     PythonSource,
     Source,
-    needs_approval,
 )
+from codemode._sources import needs_approval
 from codemode.catalog import Catalog
 from codemode.errors import CatalogError, ConfigError
 
@@ -72,7 +73,6 @@ __all__ = [
     "build_catalog",
     "expand_env",
     "load_config",
-    "needs_approval",
 ]
 
 

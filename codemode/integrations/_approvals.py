@@ -6,9 +6,6 @@ payload: what a person needs to decide (the call, its arguments, why, and every 
 result) and what the adapter needs to continue (the signed record of the paused run, under `RECORD_KEY`). The
 framework keeps it wherever it keeps its own pause (a message history, a `RunState`, a checkpoint), so the
 decision can come from another process; `resume_paused` continues the run from it with `CodeMode.resume`.
-
-A paused run's result never reaches the model (the framework stops instead), so the tools it discovered are
-taken off the state's announced set: the resumed run announces them.
 """
 
 from __future__ import annotations
@@ -20,12 +17,12 @@ from codemode.errors import ApprovalError
 from codemode.integrations import BlockingCodeMode
 
 if TYPE_CHECKING:
-    from codemode import ToolCall
+    from codemode import PendingApproval, ToolCall
     from codemode._json import JsonObject, JsonValue
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
-__all__ = ["RECORD_KEY", "execute", "paused_data", "record_of", "resume_paused", "settle"]
+__all__ = ["RECORD_KEY", "cannot_ask", "execute", "paused_code", "paused_data", "record_of", "resume_paused"]
 
 RECORD_KEY: Final = "codemode/approval"
 """Key of the signed record of the paused run in `paused_data`."""
@@ -57,14 +54,19 @@ def record_of(data: object) -> dict[str, JsonValue]:
     return record
 
 
+def paused_code(data: object) -> str | None:
+    """The code of the run `paused_data` output describes, or None if it holds no record."""
+    signed = data.get(RECORD_KEY) if isinstance(data, Mapping) else None
+    record = signed.get("record") if isinstance(signed, Mapping) else None
+    code = record.get("code") if isinstance(record, Mapping) else None
+    return code if isinstance(code, str) else None
+
+
 async def execute(code_mode: CodeMode | BlockingCodeMode, code: str, state: DiscoveryState) -> ExecuteResult:
-    """`execute`, leaving a paused run's discoveries unannounced (the model never reads that result)."""
-    seen = dict(state.announced)
+    """`execute` on either kind of `CodeMode`."""
     if isinstance(code_mode, BlockingCodeMode):
-        result = await code_mode.aexecute(code, state)
-    else:
-        result = await code_mode.execute(code, state)
-    return settle(result, state, seen)
+        return await code_mode.aexecute(code, state)
+    return await code_mode.execute(code, state)
 
 
 async def resume_paused(
@@ -80,20 +82,21 @@ async def resume_paused(
     Raises:
         ApprovalError: `data` holds no record, or its record was changed or signed with another key.
     """
-    seen = dict(state.announced)
     state.approval = record_of(data)
     if isinstance(code_mode, BlockingCodeMode):
-        result = await code_mode.aresume(state, approved=approved, reason=reason)
-    else:
-        result = await code_mode.resume(state, approved=approved, reason=reason)
-    return settle(result, state, seen)
+        return await code_mode.aresume(state, approved=approved, reason=reason)
+    return await code_mode.resume(state, approved=approved, reason=reason)
 
 
-def settle(result: ExecuteResult, state: DiscoveryState, seen: dict[str, str]) -> ExecuteResult:
-    """`result`; if it paused, `state` gets back the announced set `seen` from before the run."""
-    if result.pending is not None:
-        state.announced = seen
-    return result
+def cannot_ask(pending: PendingApproval, where: str) -> str:
+    """What the model reads when a run paused where no one can be asked: the call was not made, the rest was."""
+    why = f" ({pending.reason})" if pending.reason else ""
+    made = len(pending.calls)
+    calls = f"{made} call{'s were' if made != 1 else ' was'}"
+    return (
+        f"Stopped: `tools.{pending.alias}(...)` needs a person's approval{why}, and {where}, where no one can be "
+        f"asked, so it was not made; {calls} made before it. Tell the user what needs approval."
+    )
 
 
 def _call_json(call: ToolCall) -> JsonObject:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.from_thread
 
 from codemode.integrations import BlockingCodeMode, tool_output
-from codemode.integrations._approvals import execute, paused_data, record_of, resume_paused, settle
+from codemode.integrations._approvals import cannot_ask, execute, paused_data, record_of, resume_paused
 
 try:
     from langchain_core.runnables import RunnableConfig  # noqa: TC002 - LangChain finds the `config` parameter by its evaluated annotation
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
-    from codemode import PendingApproval
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
@@ -103,18 +102,7 @@ def _finish(result: ExecuteResult, state: DiscoveryState, graph: ModuleType | No
         return tool_output(result)
     if graph is not None:
         graph.ask(paused_data(result, state))
-    return _cannot_ask(result.pending)
-
-
-def _cannot_ask(pending: PendingApproval) -> str:
-    why = f" ({pending.reason})" if pending.reason else ""
-    made = len(pending.calls)
-    calls = f"{made} call{'s were' if made != 1 else ' was'}"
-    return (
-        f"Stopped: `tools.{pending.alias}(...)` needs a person's approval{why}, and this tool runs outside a "
-        f"LangGraph graph, where no one can be asked, so it was not made; {calls} made before it. Tell the user "
-        "what needs approval."
-    )
+    return cannot_ask(result.pending, "this tool runs outside a LangGraph graph")
 
 
 def code_tool(code_mode: CodeMode | BlockingCodeMode, *, state: DiscoveryState | None = None) -> StructuredTool:
@@ -149,13 +137,12 @@ def code_tool(code_mode: CodeMode | BlockingCodeMode, *, state: DiscoveryState |
     def run(code: str, config: RunnableConfig) -> str:
         state, graph = states.get(config), _graph()
         decided = graph.latest_decision() if graph is not None else None
-        seen = dict(state.announced)
         if decided is None:
             result = sync_execute(code, state)
         else:
             state.approval = record_of(decided[2])
             result = sync_resume(state, approved=decided[0], reason=decided[1])
-        return _finish(settle(result, state, seen), state, graph)
+        return _finish(result, state, graph)
 
     async def arun(code: str, config: RunnableConfig) -> str:
         state, graph = states.get(config), _graph()

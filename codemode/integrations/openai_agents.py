@@ -19,7 +19,8 @@ call needing approval says yes, so the agent run ends with the `code` call in `r
 was done), and `Runner.run(agent, state)` resumes the code through `CodeMode.resume`. After a restart, pass the
 saved `paused(item)` to `decide` with the `RunState` restored from its string. The SDK interrupts only before an
 invocation, so a resumed run that reaches a second call needing approval does not make it, and the model reads
-that it must call `code` again for it.
+that it must call `code` again for it. Since the code runs when the SDK asks about approval, it runs before any
+tool input guardrail of the `code` tool sees the call.
 """
 
 from __future__ import annotations

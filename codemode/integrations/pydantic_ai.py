@@ -16,11 +16,14 @@ in the agent's `output_type`). Answer with `decide(requests, {call_id: True | To
 process), and the next run resumes the code through `CodeMode.resume`. A denial still runs the code, so the
 code's `ToolError` handling runs and the model learns what was done: `decide` sends it as an approval of the
 `code` call with the denial in the metadata, since pydantic-ai never calls a tool whose call is `ToolDenied`.
+A plain approval (`True`, `requests.build_results(approve_all=True)`, as a `HandleDeferredToolCalls` handler
+answers within the run) works in the process that paused, where the toolset keeps the paused run.
 """
 
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
@@ -28,7 +31,7 @@ import anyio
 
 from codemode.errors import ApprovalError
 from codemode.integrations import MISSING_CODE, texts_of, tool_output
-from codemode.integrations._approvals import RECORD_KEY, execute, paused_data, resume_paused
+from codemode.integrations._approvals import RECORD_KEY, execute, paused_code, paused_data, resume_paused
 
 try:
     from pydantic_ai import ApprovalRequired, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
@@ -43,11 +46,14 @@ if TYPE_CHECKING:
 
     from pydantic_ai import RunContext
 
+    from codemode._json import JsonObject
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
 
 __all__ = ["DECISION_KEY", "CodeModeToolset", "decide"]
 
+MAX_PAUSED = 1_000
+"""Paused runs a toolset keeps in memory for approvals that come back without their metadata."""
 DECISION_KEY = "codemode/decision"
 """Key of the decision (`{"approved": bool, "reason": str | None}`) in a resumed `code` call's metadata."""
 
@@ -94,6 +100,7 @@ class CodeModeToolset(AbstractToolset[Any]):
         self._id = id
         self._lifecycle = _Lifecycle()
         self._state: DiscoveryState | None = None
+        self._paused: OrderedDict[str, JsonObject] = OrderedDict()  # shared with the per-run copies
 
     @property
     def id(self) -> str:
@@ -144,16 +151,30 @@ class CodeModeToolset(AbstractToolset[Any]):
         if self._state is None:
             self._state = self.code_mode.state_from_history(texts_of(ctx.messages))
         if ctx.tool_call_approved:
-            result = await self._resume(ctx)
+            result = await self._resume(ctx, code)
         else:
             result = await execute(self.code_mode, code, self._state)
         if result.pending is not None:
-            raise ApprovalRequired(metadata=paused_data(result, self._state))
+            paused = paused_data(result, self._state)
+            self._remember(ctx.tool_call_id, paused)
+            raise ApprovalRequired(metadata=paused)
         return tool_output(result)
 
-    async def _resume(self, ctx: RunContext[Any]) -> ExecuteResult:
+    def _remember(self, call_id: str | None, paused: JsonObject) -> None:
+        """Keep a paused run for an approval without metadata in this process (an inline handler's, say)."""
+        if call_id is None:
+            return
+        self._paused[call_id] = paused
+        if len(self._paused) > MAX_PAUSED:
+            self._paused.popitem(last=False)
+
+    async def _resume(self, ctx: RunContext[Any], code: str) -> ExecuteResult:
         assert self._state is not None
         metadata = ctx.tool_call_metadata
+        kept = self._paused.pop(ctx.tool_call_id or "", None)
+        # tool call ids are unique per model, not per process: take a kept run only if it paused this very code
+        if paused_code(metadata) is None and kept is not None and paused_code(kept) == code:
+            metadata = {**kept, **(metadata if isinstance(metadata, dict) else {})}
         decision = metadata.get(DECISION_KEY) if isinstance(metadata, dict) else None
         approved, reason = True, None
         if isinstance(decision, dict):

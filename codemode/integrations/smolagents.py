@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Self
 
 from codemode.integrations import BlockingCodeMode, tool_output
+from codemode.integrations._approvals import cannot_ask
 
 try:
     from smolagents import Tool  # type: ignore[import-untyped]  # smolagents ships no type information
@@ -80,8 +81,15 @@ class CodeModeTool(Tool):  # type: ignore[misc]  # `Tool` is untyped (see the im
         super().__init__()
 
     def forward(self, code: str) -> str:
-        """Run the model's code; the result text ends with the announcement of any newly discovered tools."""
-        return tool_output(self._blocking.execute(code, self.state))
+        """Run the model's code; the result text ends with the announcement of any newly discovered tools.
+
+        smolagents has no way to pause a run for a person, so a call that needs approval is not made, and the
+        model reads so.
+        """
+        result = self._blocking.execute(code, self.state)
+        if result.pending is not None:
+            return cannot_ask(result.pending, "smolagents runs this tool")
+        return tool_output(result)
 
     def reset(self) -> None:
         """Start a new conversation: forget what was announced."""

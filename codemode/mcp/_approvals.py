@@ -10,9 +10,6 @@ replica can serve the retry. A client that cannot ask a person gets an `isError`
 waits and how to decide it: call `code` again with the same code, the `_meta["codemode/state"]` of that result
 (it carries the signed record, so a stateless server needs nothing else), and
 `_meta["codemode/approval"] = {"id": ..., "approved": true}` (or `false` with a `"reason"`).
-
-The model reads nothing of a run paused while the person is asked, so the tools it discovered are taken off
-the state's announced set before the run resumes: the resumed run announces them.
 """
 
 from __future__ import annotations
@@ -59,19 +56,16 @@ async def run_code(
     `state` is the request's: from `round_state` on a retry that answers an `InputRequiredResult`.
     """
     decision = _answered(params, state, code) or _decision(params.meta, state, code)
-    seen = dict(state.announced)
     if decision is None:
         result = await cm.execute(code, state)
     else:
         result = await cm.resume(state, approved=decision.approved, reason=decision.reason)
     while result.pending is not None:
         if _can_ask_in_round(ctx):
-            state.announced = seen
             return _input_required(result.pending, state)
         asked = await _elicit(ctx, result.pending) if _can_elicit(ctx) else None
         if asked is None:
             break
-        state.announced = seen
         result = await cm.resume(state, approved=asked.approved, reason=asked.reason)
     return result
 

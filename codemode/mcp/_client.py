@@ -21,6 +21,7 @@ import anyio
 
 from codemode._jsonschema import report_problem, schema_problem
 from codemode._naming import portable_alias
+from codemode._sources import register_fitting
 from codemode.errors import CatalogError
 from codemode.mcp._link import ServerLink, describe
 
@@ -130,27 +131,23 @@ class McpSources:
     def _register(self, batch: list[tuple[ServerLink, list[types.Tool]]]) -> list[Tool]:
         """Add the batch's tools to the catalog, prefixed where names clash; one change when all fit."""
         named = self._named(batch)
-        try:
-            self.catalog.extend(tool for _, tool in named)
-        except CatalogError:
-            registered = []
-            for link, tool in named:  # find the ones that do not fit, and register the rest
-                try:
-                    self.catalog.extend([tool])
-                    registered.append((link, tool))
-                except CatalogError as error:
-                    self._fail(f"{link.label}/{link.names.pop(tool.name)}", str(error))
-            named = registered
-        for link, tool in named:
+        links = {tool.name: link for link, tool in named}
+
+        def misfit(tool: Tool, error: CatalogError) -> None:
+            link = links[tool.name]
+            self._fail(f"{link.label}/{link.names.pop(tool.name)}", str(error))
+
+        fitted = register_fitting(self.catalog, [tool for _, tool in named], misfit)
+        for tool in fitted:
             problem = schema_problem(tool.parameters)
             if problem is not None:  # kept: a tool is never lost for its schema
-                key = f"{link.label}/{link.names[tool.name]}"
-                self.failures[key] = (
+                link = links[tool.name]
+                self.failures[f"{link.label}/{link.names[tool.name]}"] = (
                     f"kept, but its input schema is valid under no JSON Schema draft ({problem}); its arguments "
                     "are checked only where the schema can be read"
                 )
                 report_problem(tool.name, problem)
-        return [tool for _, tool in named]
+        return fitted
 
     def _named(self, batch: list[tuple[ServerLink, list[types.Tool]]]) -> list[tuple[ServerLink, Tool]]:
         owners: dict[str, set[int]] = {}

@@ -18,8 +18,7 @@ from urllib.parse import urljoin, urlsplit
 
 import anyio
 
-from codemode.config import needs_approval
-from codemode.errors import CatalogError
+from codemode._sources import needs_approval, register_fitting
 from codemode.openapi._documents import DocumentError, Documents, is_url, parse_document, read_location
 from codemode.openapi._http import HttpApi
 from codemode.openapi._operations import Description, Operation, as_dict, as_list, read_description
@@ -171,18 +170,9 @@ class OpenApiSources:
 
     def _register(self, api: OpenApi, http: HttpApi, operations: list[Operation]) -> list[Tool]:
         tools = [_tool(http, operation, api) for operation in operations]
-        try:
-            self.catalog.extend(tools)
-        except CatalogError:
-            fitted = []
-            for tool in tools:  # find the ones that do not fit, and register the rest
-                try:
-                    self.catalog.extend([tool])
-                    fitted.append(tool)
-                except CatalogError as error:
-                    self._fail(f"{api.label}/{tool.name}", str(error))
-            tools = fitted
-        return tools
+        return register_fitting(
+            self.catalog, tools, lambda tool, error: self._fail(f"{api.label}/{tool.name}", str(error))
+        )
 
     def _fail(self, key: str, message: str) -> None:
         self.failures[key] = message

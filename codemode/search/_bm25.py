@@ -85,6 +85,7 @@ class SearchIndex:
         self._next_id = 0
         self._exact: dict[str, list[int]] = {}
         self._postings: tuple[dict[str, dict[int, int]], ...] = ({}, {}, {}, {})
+        self._flat: tuple[dict[str, str], ...] | None = None  # restored postings not yet read: "doc count doc count"
         self._fields: dict[int, tuple[dict[str, int], ...]] | None = {}  # None: to derive from the postings
         self._lengths: dict[int, tuple[int, ...]] = {}
         self._totals = [0, 0, 0, 0]
@@ -134,14 +135,15 @@ class SearchIndex:
     def _restored(
         cls,
         tools: list[Tool],
-        postings: tuple[dict[str, dict[int, int]], ...],
+        flat: tuple[dict[str, str], ...],
         lengths: list[tuple[int, ...]],
         params: BM25Params | None,
     ) -> SearchIndex:
         """The index of `tools` (distinct names, ids in order) from the postings and field lengths it had.
 
-        What `_index_cache` read back; the per-tool term counts are derived from the postings only if a tool
-        is later removed or replaced.
+        What `_index_cache` read back. Each posting is given as text (`"0 2 7 1"`: tool 0 twice, tool 7 once)
+        and read when a search first needs its term; all of them, and the per-tool term counts, only if a tool
+        is later added, removed or replaced.
         """
         index = cls(params=params)
         index._tools = dict(enumerate(tools))
@@ -150,7 +152,7 @@ class SearchIndex:
         for doc_id, tool in index._tools.items():
             for key in exact_keys(tool):
                 index._exact.setdefault(key, []).append(doc_id)
-        index._postings = postings
+        index._flat = flat
         index._lengths = dict(enumerate(lengths))
         index._totals = [sum(column) for column in zip(*lengths, strict=True)] if lengths else [0, 0, 0, 0]
         index._fields = None
@@ -159,6 +161,7 @@ class SearchIndex:
     def _doc_fields(self) -> dict[int, tuple[dict[str, int], ...]]:
         """Each tool's term counts by field, derived from the postings the first time a restored index needs them."""
         if self._fields is None:
+            self._read_postings()
             fields: dict[int, tuple[dict[str, int], ...]] = {doc_id: ({}, {}, {}, {}) for doc_id in self._tools}
             for field, postings in enumerate(self._postings):
                 for term, posting in postings.items():
@@ -166,6 +169,22 @@ class SearchIndex:
                         fields[doc_id][field][term] = count
             self._fields = fields
         return self._fields
+
+    def _posting(self, field: int, term: str) -> dict[int, int] | None:
+        """The tools with `term` in `field` and its count in each, read from the flat form at first use."""
+        posting = self._postings[field].get(term)
+        if posting is None and self._flat is not None:
+            flat = self._flat[field].pop(term, None)
+            if flat is not None:
+                posting = self._postings[field][term] = _pairs(flat)
+        return posting
+
+    def _read_postings(self) -> None:
+        """Every posting not read yet, before a change (which needs them all)."""
+        if self._flat is not None:
+            for postings, flat in zip(self._postings, self._flat, strict=True):
+                postings.update((term, _pairs(pairs)) for term, pairs in flat.items())
+            self._flat = None
 
     def remove(self, name: str) -> None:
         """Drop the tool called `name` from the index; unknown names raise `KeyError`."""
@@ -257,8 +276,8 @@ class SearchIndex:
         lengths = self._lengths
         weighted: dict[int, float] = {}
         for field, weight in enumerate(params.weights):
-            posting = self._postings[field].get(term)
-            if not posting or not weight:
+            posting = self._posting(field, term) if weight else None
+            if not posting:
                 continue
             # A field's term frequency, normalised by the field's length relative to its average length.
             base, slope = 1.0 - params.b, params.b * count / max(self._totals[field], 1)
@@ -272,6 +291,12 @@ class SearchIndex:
         impact = {doc_id: idf * tf * (k1 + 1.0) / (tf + k1) for doc_id, tf in weighted.items()}
         cached = self._impacts[term] = (impact, max(impact.values()))
         return cached
+
+
+def _pairs(flat: str) -> dict[int, int]:
+    """`"doc count doc count"` as `{doc: count}`."""
+    pairs = map(int, flat.split())
+    return dict(zip(pairs, pairs, strict=False))
 
 
 def _best(scores: dict[int, float], k: int, allowed: Callable[[int], bool] | None) -> list[tuple[int, float]]:
@@ -352,9 +377,9 @@ def _walk_schema(schema: JsonValue, names: list[str], texts: list[str], depth: i
             enum = sub.get("enum")
             if isinstance(enum, list):
                 texts.extend(value for value in enum if isinstance(value, str))
-            if _NESTED_KEYS.intersection(sub):
+            if not _NESTED_KEYS.isdisjoint(sub):
                 _walk_schema(sub, names, texts, depth + 1)
-    if schema.keys() & _CHILD_KEYS:
+    if not _CHILD_KEYS.isdisjoint(schema):
         for key in ("items", "additionalProperties"):
             _walk_schema(schema.get(key), names, texts, depth + 1)
         for key in ("anyOf", "oneOf", "allOf"):

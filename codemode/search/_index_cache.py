@@ -3,8 +3,8 @@
 Tokenizing is most of the cost of indexing (about two thirds at 10,000 tools), and its result depends only on
 each tool's four field texts (`field_texts`) and on the tokenizer's code. The file is named by a hash of both,
 so a catalog, a tool or a tokenizer that changed simply finds no file. It holds the index's postings (term ->
-tools and counts, per field) and each tool's field lengths, as JSON (never pickle): a header line (format,
-key, count, a BLAKE2 digest of the payload) and the payload line; read back, they are the index `add` builds.
+tools and counts, per field, as text) and each tool's field lengths, as JSON (never pickle): a header line
+(format, key, count, a BLAKE2 digest of the payload) and the payload line; read back, they are what `add` builds.
 A file that is unreadable, truncated, for other tools, not owned by the user or writable by others is ignored
 and rebuilt, never an error; a folder that cannot be written costs the next start its speed only. The newest
 few files are kept, so several catalogs can each have theirs.
@@ -38,7 +38,7 @@ MIN_TOOLS: Final = 1_000
 KEEP_FILES: Final = 8
 """How many index files (the most recently used) a cache folder keeps."""
 
-Postings = tuple[dict[str, dict[int, int]], ...]
+FlatPostings = tuple[dict[str, str], ...]
 _FIELDS: Final = 4
 """Name, description, parameter names, parameter descriptions."""
 
@@ -90,7 +90,7 @@ def _code_version() -> bytes:
     return hashlib.blake2b(b"\0".join(parts), digest_size=16).digest()
 
 
-def _read(path: Path, key: str, count: int) -> tuple[Postings, list[tuple[int, ...]]] | None:
+def _read(path: Path, key: str, count: int) -> tuple[FlatPostings, list[tuple[int, ...]]] | None:
     """The postings and field lengths saved under `key` for `count` tools, or None when not to be trusted."""
     try:
         with path.open("rb") as file:
@@ -101,31 +101,28 @@ def _read(path: Path, key: str, count: int) -> tuple[Postings, list[tuple[int, .
         meta = json.loads(header)
         if meta != {"format": FORMAT, "key": key, "count": count, "digest": _digest(payload)}:
             return None
-        saved, flat_lengths = json.loads(payload)
-        postings = tuple({term: _pairs(flat) for term, flat in field.items()} for field in saved)
-        lengths = list(zip(*[iter(flat_lengths)] * _FIELDS, strict=False))
+        flat, flat_lengths = json.loads(payload)
+        numbers = list(map(int, flat_lengths.split()))
+        lengths = list(zip(*[iter(numbers)] * _FIELDS, strict=False))
     except (OSError, ValueError, TypeError, AttributeError):  # unreadable, not JSON, or not the shape written
         return None
-    if len(postings) != _FIELDS or len(lengths) != count or len(flat_lengths) != count * _FIELDS:
+    if len(flat) != _FIELDS or not all(isinstance(field, dict) for field in flat):
+        return None
+    if len(lengths) != count or len(numbers) != count * _FIELDS:
         return None
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used: kept when the folder is pruned
-    return postings, lengths
-
-
-def _pairs(flat: list[int]) -> dict[int, int]:
-    """`[doc, count, doc, count]` as `{doc: count}` (the digest has vouched for what `_write` wrote)."""
-    pairs = iter(flat)
-    return dict(zip(pairs, pairs, strict=False))
+    return tuple(flat), lengths  # the digest vouches that each posting is the `"doc count ..."` `_write` wrote
 
 
 def _write(path: Path, key: str, index: SearchIndex) -> None:
     """Save the index's postings and lengths atomically (readers see the old file or the new one), then prune."""
+    # Text, not JSON numbers: a posting is parsed only when a search needs its term, and strings load fast.
     postings = [
-        {term: [item for pair in posting.items() for item in pair] for term, posting in field.items()}
+        {term: " ".join(f"{doc_id} {count}" for doc_id, count in posting.items()) for term, posting in field.items()}
         for field in index._postings
     ]
-    lengths = [length for doc_id in sorted(index._lengths) for length in index._lengths[doc_id]]
+    lengths = " ".join(str(length) for doc_id in sorted(index._lengths) for length in index._lengths[doc_id])
     payload = json.dumps([postings, lengths], separators=(",", ":")).encode()
     header = json.dumps({"format": FORMAT, "key": key, "count": len(index), "digest": _digest(payload)}).encode()
     try:

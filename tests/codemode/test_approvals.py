@@ -332,3 +332,20 @@ async def test_a_paused_run_with_kept_variables_resumes_from_the_variables_it_st
     assert done.ok, done.text
     assert state.variables == {"amount": 151}
     assert shop.made == {"refund": 1}
+
+
+async def test_the_tools_a_paused_run_found_are_announced_by_the_run_that_finishes() -> None:
+    """The model never reads a paused run, so its discoveries are announced once, with the resumed run's result."""
+    shop = make_shop()
+    code = 'found = await tools.search("refund an order")\nreturn await tools.refund(order_id="A1", amount=150.0)'
+    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+        state = cm.new_state()
+        paused = await cm.execute(code, state)
+        assert paused.pending is not None
+        assert (paused.announcement, bool(paused.announced), dict(state.announced)) == (None, False, {})
+
+        done = await cm.resume(state, approved=True)
+        assert done.ok
+        assert done.announcement is not None
+        assert "def refund(" in done.announcement
+        assert "refund" in state.announced

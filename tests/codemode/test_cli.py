@@ -11,18 +11,17 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from cli_kit import cli
 from inline_snapshot import snapshot
 
 # The provider tests' fake replies; tests/codemode is on sys.path, as pytest prepends a test module's folder.
 from providers.provider_fakes import SERVERS, Step, anthropic_usage, chat_usage, responses_usage
 
-from codemode.cli import main
 from codemode.providers import anthropic as anthropic_wire
 from codemode.providers import openai_chat as chat_wire
 from codemode.providers import openai_responses as responses_wire
@@ -73,16 +72,6 @@ JSONL_ROWS = [
         "parameters": {"type": "object", "properties": {"customer": {"type": "string"}}},
     },
 ]
-
-
-def cli(argv: list[str]) -> int:
-    """`codemode.cli.main(argv)` on a thread of its own, where no event loop runs, as in a program.
-
-    The pytest thread may hold the asyncio context of another file's higher-scoped async fixtures, and
-    `anyio.run` refuses to start inside it.
-    """
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(main, argv).result()
 
 
 def write_config(folder: Path) -> Path:

@@ -7,8 +7,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from cli_kit import cli
 from providers.provider_fakes import SERVERS, Step
-from test_cli import cli, loopback  # noqa: F401  # `loopback` is a fixture, used by name
+from test_cli import loopback  # noqa: F401  # `loopback` is a fixture, used by name
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,48 +4,26 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pytest
+from cli_kit import cli, free_port, python_config, serve_command
 from inline_snapshot import snapshot
 
 from codemode import load_config
-from codemode.cli import main
 from codemode.mcp import HttpServer, StdioServer, mcp_servers
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-TOOLS_PY = '''
-from codemode import Catalog
-
-catalog = Catalog()
-
-
-@catalog.tool
-async def get_weather(city: str) -> dict:
-    """Get the current weather for a city."""
-    return {"city": city, "temp_c": 19}
-'''
-
-
-def cli(argv: list[str]) -> int:
-    """`main(argv)` on a thread of its own: the pytest thread may hold another file's async fixtures' loop."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(main, argv).result()
-
 
 KEYS = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 def config_with_a_dead_server(tmp_path: Path) -> Path:
     """A config whose Python source works and whose MCP server exits at once."""
-    (tmp_path / "tools.py").write_text(TOOLS_PY, encoding="utf-8")
-    config = tmp_path / "codemode.toml"
+    config = python_config(tmp_path)
     config.write_text(
         f'[[tools]]\npython = "tools.py"\n[[tools]]\nmcp = ["{sys.executable}", "-c", "pass"]\nname = "dead"\n',
         encoding="utf-8",
@@ -130,9 +108,7 @@ def test_exec_verbose_shows_each_tool_call_with_arguments_duration_and_outcome(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`-v` prints one line a call on stderr: name, arguments, outcome and seconds."""
-    (tmp_path / "tools.py").write_text(TOOLS_PY, encoding="utf-8")
-    config = tmp_path / "codemode.toml"
-    config.write_text('[[tools]]\npython = "tools.py"\n', encoding="utf-8")
+    config = python_config(tmp_path)
     script = tmp_path / "script.py"
     script.write_text(
         'await tools.get_weather(city="Oslo")\ntry:\n    await tools.get_weather(town="Oslo")\nexcept ToolError:\n    pass\n',
@@ -174,14 +150,9 @@ def test_env_headers_and_urls_of_mcp_tables_read_the_environment(
 
 def test_serve_http_prints_its_url(tmp_path: Path) -> None:
     """The first thing `serve --transport http` says is where it listens."""
-    (tmp_path / "tools.py").write_text(TOOLS_PY, encoding="utf-8")
-    config = tmp_path / "codemode.toml"
-    config.write_text('[[tools]]\npython = "tools.py"\n', encoding="utf-8")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "codemode", "serve", "--config", str(config), "--transport", "http"]
-    command += ["--port", str(port), "--isolation", "inline"]
+    config = python_config(tmp_path)
+    port = free_port()
+    command = serve_command(config, "--transport", "http", "--port", str(port))
     process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         assert process.stderr is not None

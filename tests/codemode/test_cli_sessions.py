@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import io
 import json
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from cli_kit import cli
 from inline_snapshot import snapshot
 
 from codemode import Catalog, CodeMode
 from codemode.agent import Agent
-from codemode.cli import main
 from codemode.cli._show import Transcript
 from codemode.providers.anthropic import AnthropicWire
 from codemode.testing import ScriptedModel, step
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-
-def cli(argv: list[str]) -> int:
-    """`codemode.cli.main(argv)` on a thread of its own, where no event loop runs, as in a program."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(main, argv).result()
 
 
 class Clock:

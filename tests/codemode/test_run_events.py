@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import anyio
 from approval_shop import SECRET, make_shop
 from dirty_equals import IsFloat, IsStr
+from watched_tools import watched_catalog
 
-from codemode import Catalog, CodeMode, Policy
+from codemode import CodeMode, Policy
 from codemode.events import CallFinished, CallHeld, CallStarted, RunEvent
 from codemode.runlog import RunLog
 from sandbox import Limits
@@ -18,36 +19,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def make_catalog(gate: anyio.Event | None = None) -> Catalog:
-    """A tool that works, one that fails, and one that waits on `gate`."""
-    catalog = Catalog()
-
-    @catalog.tool
-    async def get_weather(city: str) -> dict[str, object]:
-        """Get the weather forecast for a city."""
-        return {"city": city, "celsius": 21}
-
-    @catalog.tool
-    async def charge_card(amount: float) -> str:
-        """Charge the card on file."""
-        raise ValueError("card declined")
-
-    @catalog.tool
-    async def wait_for_gate() -> str:
-        """Wait until the test opens the gate."""
-        await (gate or anyio.Event()).wait()
-        return "through"
-
-    return catalog
-
-
 async def test_each_call_reports_its_start_and_its_end_with_the_runs_own_record() -> None:
     """Starts come as calls begin; each end carries the very `ToolCall` that `ExecuteResult.calls` holds."""
     events: list[RunEvent] = []
     code = (
         'await tools.get_weather(city="Oslo")\ntry:\n    await tools.charge_card(amount=3)\nexcept ToolError:\n    pass'
     )
-    async with CodeMode(make_catalog(), isolation="inline") as cm:
+    async with CodeMode(watched_catalog(), isolation="inline") as cm:
         result = await cm.execute(code, cm.new_state(), on_event=events.append)
     assert [(type(e).__name__, e.index) for e in events] == [
         ("CallStarted", 1),
@@ -74,7 +52,7 @@ async def test_events_arrive_while_the_run_is_still_going() -> None:
         if isinstance(event, CallStarted) and event.name == "wait_for_gate":
             gate.set()
 
-    async with CodeMode(make_catalog(gate), isolation="process") as cm:
+    async with CodeMode(watched_catalog(gate), isolation="process") as cm:
         result = await cm.execute("return await tools.wait_for_gate()", cm.new_state(), on_event=on_event)
     assert result.text == 'Returned: "through"'
     assert [type(e).__name__ for e in events] == ["CallStarted", "CallFinished"]
@@ -83,7 +61,7 @@ async def test_events_arrive_while_the_run_is_still_going() -> None:
 async def test_a_call_in_flight_when_the_run_stops_ends_with_its_in_flight_record() -> None:
     """A timeout cuts a call off: its end event still comes, marked in flight, as in `ExecuteResult.calls`."""
     events: list[RunEvent] = []
-    async with CodeMode(make_catalog(), isolation="inline", limits=Limits(timeout=0.5)) as cm:
+    async with CodeMode(watched_catalog(), isolation="inline", limits=Limits(timeout=0.5)) as cm:
         result = await cm.execute("await tools.wait_for_gate()", cm.new_state(), on_event=events.append)
     end = events[-1]
     assert isinstance(end, CallFinished)
@@ -97,7 +75,7 @@ async def test_a_failing_event_callback_never_reaches_the_models_run() -> None:
     def broken(event: RunEvent) -> None:
         raise RuntimeError("display broke")
 
-    async with CodeMode(make_catalog(), isolation="inline") as cm:
+    async with CodeMode(watched_catalog(), isolation="inline") as cm:
         result = await cm.execute('return await tools.get_weather(city="Oslo")', cm.new_state(), on_event=broken)
     assert result.text == 'Returned: {\n "city": "Oslo",\n "celsius": 21\n}'
 
@@ -106,7 +84,7 @@ async def test_the_run_log_has_one_readable_json_line_per_execute(tmp_path: Path
     """`log=` appends the code, each call with arguments, duration and outcome, the error and the output sizes."""
     path = tmp_path / "runs.jsonl"
     code = 'w = await tools.get_weather(city="Oslo")\nprint(w["city"])\nawait tools.charge_card(amount=3)'
-    async with CodeMode(make_catalog(), isolation="inline", log=path) as cm:
+    async with CodeMode(watched_catalog(), isolation="inline", log=path) as cm:
         state = cm.new_state()
         first = await cm.execute(code, state)
         await cm.execute("return 1", state)
@@ -146,7 +124,7 @@ async def test_the_run_log_has_one_readable_json_line_per_execute(tmp_path: Path
 async def test_the_run_log_lists_the_variables_kept_with_persistence_on(tmp_path: Path) -> None:
     """With persistence on, each line names the variables the run left for the next (not their values)."""
     log = RunLog(tmp_path / "runs.jsonl")
-    async with CodeMode(make_catalog(), isolation="inline", log=log, persist_variables=True) as cm:
+    async with CodeMode(watched_catalog(), isolation="inline", log=log, persist_variables=True) as cm:
         await cm.execute("rows = [1, 2]\ntotal = 3", cm.new_state())
     assert json.loads((tmp_path / "runs.jsonl").read_text(encoding="utf-8"))["variables"] == ["rows", "total"]
 
@@ -154,7 +132,7 @@ async def test_the_run_log_lists_the_variables_kept_with_persistence_on(tmp_path
 async def test_watching_a_run_leaves_the_helpers_as_they_are_and_reports_only_tool_calls() -> None:
     """With `on_event`, `dir(tools)`, `tools.list()` and `tools.describe()` answer as without; none is a call."""
     code = "names = dir(tools)\npage = await tools.list()\nstub = await tools.describe('get_weather')\nreturn names"
-    async with CodeMode(make_catalog(), isolation="inline") as cm:
+    async with CodeMode(watched_catalog(), isolation="inline") as cm:
         plain = await cm.execute(code, cm.new_state())
         events: list[RunEvent] = []
         watched = await cm.execute(code, cm.new_state(), on_event=events.append)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-import anyio
 import pytest
 from approval_shop import SECRET, make_shop
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+from watched_tools import watched_catalog
 
-from codemode import Catalog, CodeMode, Policy
+from codemode import CodeMode, Policy
 from codemode.tracing import Tracing, approval_wait
 from sandbox import Limits
 
@@ -30,28 +30,6 @@ def provider(exporter: InMemorySpanExporter) -> TracerProvider:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider
-
-
-def make_catalog() -> Catalog:
-    """A tool that works, one that fails, and one that never returns."""
-    catalog = Catalog()
-
-    @catalog.tool
-    async def get_weather(city: str) -> dict[str, object]:
-        """Get the weather forecast for a city."""
-        return {"city": city, "celsius": 21}
-
-    @catalog.tool
-    async def charge_card(amount: float) -> str:
-        """Charge the card on file."""
-        raise ValueError("card declined")
-
-    @catalog.tool
-    async def wait_forever() -> None:
-        """Wait for an event that never comes."""
-        await anyio.Event().wait()
-
-    return catalog
 
 
 def by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, ReadableSpan]:
@@ -76,7 +54,7 @@ async def test_an_execute_span_has_a_child_per_search_and_tool_call_under_the_ca
 ) -> None:
     """The caller's current span is the parent; calls and the search are children of the `execute` span."""
     tracer = provider.get_tracer("agent")
-    async with CodeMode(make_catalog(), isolation=isolation, tracing=Tracing(tracer_provider=provider)) as cm:
+    async with CodeMode(watched_catalog(), isolation=isolation, tracing=Tracing(tracer_provider=provider)) as cm:
         with tracer.start_as_current_span("agent run") as agent_span:
             result = await cm.execute(CODE, cm.new_state())
     assert result.ok, result.text
@@ -124,7 +102,7 @@ async def test_arguments_are_recorded_only_when_opted_in_and_the_code_can_be_lef
 ) -> None:
     """`record_arguments=True` puts each call's arguments on its span as JSON; `record_code=False` drops the code."""
     tracing = Tracing(tracer_provider=provider, record_arguments=True, record_code=False)
-    async with CodeMode(make_catalog(), isolation="inline", tracing=tracing) as cm:
+    async with CodeMode(watched_catalog(), isolation="inline", tracing=tracing) as cm:
         await cm.execute('return await tools.get_weather(city="Paris")', cm.new_state())
     spans = by_name(exporter.get_finished_spans())
     arguments = (spans["execute_tool get_weather"].attributes or {})["gen_ai.tool.call.arguments"]
@@ -138,16 +116,16 @@ async def test_a_failed_run_marks_its_span_and_a_call_in_flight_at_the_timeout_i
     """A timeout is an error on the `execute` span; the call it cut off is ended, marked in flight."""
     limits = Limits(timeout=0.5)
     async with CodeMode(
-        make_catalog(), isolation="inline", limits=limits, tracing=Tracing(tracer_provider=provider)
+        watched_catalog(), isolation="inline", limits=limits, tracing=Tracing(tracer_provider=provider)
     ) as cm:
-        result = await cm.execute("await tools.wait_forever()", cm.new_state())
+        result = await cm.execute("await tools.wait_for_gate()", cm.new_state())
     assert result.run.error is not None
     assert result.run.error.kind == "timeout"
     spans = by_name(exporter.get_finished_spans())
     execute = spans["codemode execute"]
     assert execute.status.status_code is StatusCode.ERROR
     assert (execute.attributes or {})["codemode.error.kind"] == "timeout"
-    waiting = spans["execute_tool wait_forever"]
+    waiting = spans["execute_tool wait_for_gate"]
     assert ((waiting.attributes or {})["codemode.tool.in_flight"], (waiting.attributes or {})["error.type"]) == (
         True,
         "InFlight",
@@ -157,7 +135,7 @@ async def test_a_failed_run_marks_its_span_and_a_call_in_flight_at_the_timeout_i
 async def test_tracing_off_makes_no_spans(provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
     """Without `tracing=`, nothing is traced, even with a provider about."""
     tracer = provider.get_tracer("agent")
-    async with CodeMode(make_catalog(), isolation="inline") as cm:
+    async with CodeMode(watched_catalog(), isolation="inline") as cm:
         with tracer.start_as_current_span("agent run"):
             await cm.execute('return await tools.get_weather(city="Paris")', cm.new_state())
     assert [span.name for span in exporter.get_finished_spans()] == ["agent run"]

@@ -21,35 +21,17 @@ if TYPE_CHECKING:
     from codemode._json import JsonObject
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+WILD: dict[str, JsonObject] = json.loads(Path(__file__).with_name("wild_schemas.json").read_text())
+"""Schemas as servers publish them, by tool name; the MCP test server (`mcp/wild_server.py`) serves the same."""
 
-DRAFT4_BOOLEANS: JsonObject = {
-    "type": "object",
-    "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100, "exclusiveMaximum": True}},
-    "required": ["limit"],
-}
-DEFINITIONS: JsonObject = {
-    "id": "http://example.com/draw_point.json",
-    "type": "object",
-    "definitions": {
-        "Point": {
-            "type": "object",
-            "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
-            "required": ["x", "y"],
-        }
-    },
-    "properties": {"at": {"$ref": "#/definitions/Point"}},
-    "required": ["at"],
-}
+DRAFT4_BOOLEANS: JsonObject = WILD["old_page"]
+DEFINITIONS: JsonObject = WILD["draw_point"]
 NULLABLE: JsonObject = {
     "type": "object",
     "properties": {"note": {"type": "string", "nullable": True}, "tag": {"type": "string"}},
     "required": ["note"],
 }
-NO_DRAFT: JsonObject = {
-    "type": "object",
-    "properties": {"text": {"type": "string"}, "mode": {"type": "strng"}},
-    "required": ["text"],
-}
+NO_DRAFT: JsonObject = WILD["loose_echo"]
 
 
 def echo_catalog(**schemas: JsonObject) -> tuple[Catalog, list[object]]:

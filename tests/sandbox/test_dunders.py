@@ -10,12 +10,23 @@ every dunder still refused says what to write instead. (That the everyday idioms
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
-from escape_kit import assert_still_works, run
+from redteam_kit import (
+    Case,
+    HostKit,
+    case,
+    check,
+    guard,
+    params,
+    policy,
+    raised,
+    run,
+)
 
-from sandbox import Namespace, Sandbox
+if TYPE_CHECKING:
+    from sandbox import Sandbox
 
 ISOLATIONS = ["inline", "process"]
 MODULES = sorted(
@@ -25,96 +36,327 @@ MODULES = sorted(
 )
 
 
-@dataclass(frozen=True)
-class Case:
-    """An attempt to go further from a readable dunder, and the error kind that stops it."""
-
-    name: str
-    code: str
-    kind: str = "forbidden"
-
-
-def case(name: str, code: str, kind: str = "forbidden") -> Case:
-    """A case with its code dedented."""
-    return Case(name, textwrap.dedent(code).strip("\n") + "\n", kind)
-
-
 REFUSED = [
-    case("class_then_subclasses", "return len(().__class__.__subclasses__())"),
-    case("class_then_mro", "return len((1).__class__.__mro__)"),
-    case("class_then_bases", "return str((1).__class__.__bases__)"),
-    case("class_then_base_dynamically", 'return str(getattr(getattr(1, "__class__"), "__base__"))'),
-    case("class_then_dict", "return str((1).__class__.__dict__)"),
-    case("class_then_mro_method", "return str((1).__class__.mro())"),
-    case("class_of_class_then_subclasses", "return str(().__class__.__class__.__subclasses__(object))"),
+    case(
+        "class_then_subclasses",
+        "return len(().__class__.__subclasses__())",
+        policy("`.__subclasses__` is not allowed"),
+    ),
+    case(
+        "class_then_mro",
+        "return len((1).__class__.__mro__)",
+        policy("`.__mro__` is not allowed"),
+    ),
+    case(
+        "class_then_bases",
+        "return str((1).__class__.__bases__)",
+        policy("`.__bases__` is not allowed"),
+    ),
+    case(
+        "class_then_base_dynamically",
+        'return str(getattr(getattr(1, "__class__"), "__base__"))',
+        guard("`.__base__` is not allowed"),
+    ),
+    case(
+        "class_then_dict",
+        "return str((1).__class__.__dict__)",
+        policy("`.__dict__` is not allowed"),
+    ),
+    case(
+        "class_then_mro_method",
+        "return str((1).__class__.mro())",
+        policy("`.mro` is not allowed"),
+    ),
+    case(
+        "class_of_class_then_subclasses",
+        "return str(().__class__.__class__.__subclasses__(object))",
+        policy("`.__subclasses__` is not allowed"),
+    ),
     case(
         "class_of_exception_then_globals",
-        "try:\n    1 / 0\nexcept Exception as e:\n    e.__class__.__init__.__globals__",
+        """
+        try:
+            1 / 0
+        except Exception as e:
+            e.__class__.__init__.__globals__
+        """,
+        policy("`.__globals__` is not allowed"),
     ),
-    case("base_init_then_globals", 'return str(getattr(Exception.__init__, "__glob" + "als__"))'),
-    case("function_globals_dynamically", 'def f():\n    pass\nreturn str(getattr(f, "__glob" + "als__"))'),
-    case("function_code", "def f():\n    pass\nreturn str(f.__code__)"),
+    case(
+        "base_init_then_globals",
+        'return str(getattr(Exception.__init__, "__glob" + "als__"))',
+        guard("`.__globals__` is not allowed"),
+    ),
+    case(
+        "function_globals_dynamically",
+        """
+        def f():
+            pass
+        return str(getattr(f, "__glob" + "als__"))
+        """,
+        guard("`.__globals__` is not allowed"),
+    ),
+    case(
+        "function_code",
+        """
+        def f():
+            pass
+        return str(f.__code__)
+        """,
+        policy("`.__code__` is not allowed"),
+    ),
     case(
         "function_closure_of_a_wrapped_async_def",
-        'async def f():\n    pass\nreturn str(getattr(f, "__clo" + "sure__"))',
+        """
+        async def f():
+            pass
+        return str(getattr(f, "__clo" + "sure__"))
+        """,
+        guard("`.__closure__` is not allowed"),
     ),
-    case("wrapped_of_an_async_def", 'async def f():\n    pass\nreturn str(getattr(f, "__wrap" + "ped__"))'),
-    case("traceback_then_frame", "try:\n    1 / 0\nexcept Exception as e:\n    return str(e.__traceback__.tb_frame)"),
-    case("generator_frame", "g = (i for i in [1])\nreturn str(g.gi_frame)"),
-    case("set_name", "def f():\n    pass\nf.__name__ = 'g'"),
-    case("set_name_with_setattr", "def f():\n    pass\nsetattr(f, '__name__', 'g')"),
-    case("set_qualname_of_a_class", "class A:\n    pass\nA.__qualname__ = 'os.A'"),
-    case("set_module_with_setattr", "class A:\n    pass\nsetattr(A, '__module__', 'os')"),
-    case("delete_doc", "class A:\n    'doc'\n\ndel A.__doc__"),
-    case("set_class", "class A:\n    pass\nclass B:\n    pass\na = A()\na.__class__ = B"),
-    case("set_class_with_setattr", "class A:\n    pass\nsetattr(A(), '__class__', int)"),
-    case("set_class_with_object_setattr", "class A:\n    pass\nobject.__setattr__(A(), '__class__', int)"),
-    case("augmented_name", "def f():\n    pass\nf.__name__ += 'x'"),
-    case("format_walk_past_class", 'return "{0.__class__.__subclasses__}".format(1)'),
-    case("format_map_walk_past_class", 'return "{a.__class__.__mro__}".format_map({"a": 1})'),
-    case("fstring_walk_past_class", 'return f"{(1).__class__.__base__}"'),
-    case("attrgetter_past_class", "import operator\nreturn str(operator.attrgetter('__class__.__mro__')(1))"),
-    case("getattr_default_does_not_hide_a_refusal", 'return getattr(1, "__dict__", None)'),
-    case("init_subclass_in_a_class_body", "class A:\n    def __init_subclass__(cls):\n        pass"),
-    case("init_subclass_through_type", "type('A', (), {'__init_subclass__': classmethod(lambda cls: None)})"),
-    case("class_cell_name", "class A:\n    def f(self):\n        return __class__\nreturn str(A().f())"),
-    case("match_class_pattern_reads_class", "match 1:\n    case int(__class__=c):\n        return str(c)"),
-    case("base_init_on_an_object_the_code_did_not_define", "e = ValueError('a')\nException.__init__(e, 'b')"),
-    case("base_init_on_a_plain_dict", "d = {}\ndict.__init__(d, a=1)\nreturn d"),
-    case("base_init_on_a_module_facade", "import decimal\ndecimal.Context.__init__(decimal.getcontext(), prec=1)"),
-    case("facade_class_then_its_getattr_hook", "import math\nreturn str(math.__class__.__getattr__)"),
-    case("facade_class_then_dict", "import math\nreturn str(type(math).__dict__)"),
-    case("host_proxy_class_then_dict", "return str(echo.__class__.__dict__)"),
-    case("host_proxy_private_state", "return str(echo._calls)"),
-    case("vars_is_not_a_builtin", "return vars(1)", kind="runtime"),
-    case("name_of_main_cannot_be_set", '__name__ = "os"'),
+    case(
+        "wrapped_of_an_async_def",
+        """
+        async def f():
+            pass
+        return str(getattr(f, "__wrap" + "ped__"))
+        """,
+        guard("`.__wrapped__` is not allowed"),
+    ),
+    case(
+        "traceback_then_frame",
+        """
+        try:
+            1 / 0
+        except Exception as e:
+            return str(e.__traceback__.tb_frame)
+        """,
+        policy("`.tb_frame` is not allowed"),
+    ),
+    case(
+        "generator_frame",
+        """
+        g = (i for i in [1])
+        return str(g.gi_frame)
+        """,
+        policy("`.gi_frame` is not allowed"),
+    ),
+    case(
+        "set_name",
+        """
+        def f():
+            pass
+        f.__name__ = 'g'
+        """,
+        policy("`.__name__` can be read but not set or deleted in the sandbox"),
+    ),
+    case(
+        "set_name_with_setattr",
+        """
+        def f():
+            pass
+        setattr(f, '__name__', 'g')
+        """,
+        guard("setting `__name__` is not allowed: dunder attributes are private in the sandbox"),
+    ),
+    case(
+        "set_qualname_of_a_class",
+        """
+        class A:
+            pass
+        A.__qualname__ = 'os.A'
+        """,
+        policy("`.__qualname__` can be read but not set or deleted in the sandbox"),
+    ),
+    case(
+        "set_module_with_setattr",
+        """
+        class A:
+            pass
+        setattr(A, '__module__', 'os')
+        """,
+        guard("setting `__module__` is not allowed: dunder attributes are private in the sandbox"),
+    ),
+    case(
+        "delete_doc",
+        """
+        class A:
+            'doc'
+
+        del A.__doc__
+        """,
+        policy("`.__doc__` can be read but not set or deleted in the sandbox"),
+    ),
+    case(
+        "set_class",
+        """
+        class A:
+            pass
+        class B:
+            pass
+        a = A()
+        a.__class__ = B
+        """,
+        policy("`.__class__` can be read but not set or deleted in the sandbox"),
+    ),
+    case(
+        "set_class_with_setattr",
+        """
+        class A:
+            pass
+        setattr(A(), '__class__', int)
+        """,
+        guard("setting `__class__` is not allowed: dunder attributes are private in the sandbox"),
+    ),
+    case(
+        "set_class_with_object_setattr",
+        """
+        class A:
+            pass
+        object.__setattr__(A(), '__class__', int)
+        """,
+        policy("`.__setattr__` is not allowed"),
+    ),
+    case(
+        "augmented_name",
+        """
+        def f():
+            pass
+        f.__name__ += 'x'
+        """,
+        policy("`.__name__` can be read but not set or deleted in the sandbox"),
+    ),
+    case(
+        "format_walk_past_class",
+        'return "{0.__class__.__subclasses__}".format(1)',
+        guard("`.__subclasses__` is not allowed"),
+    ),
+    case(
+        "format_map_walk_past_class",
+        'return "{a.__class__.__mro__}".format_map({"a": 1})',
+        guard("`.__mro__` is not allowed"),
+    ),
+    case(
+        "fstring_walk_past_class",
+        'return f"{(1).__class__.__base__}"',
+        policy("`.__base__` is not allowed"),
+    ),
+    case(
+        "attrgetter_past_class",
+        """
+        import operator
+        return str(operator.attrgetter('__class__.__mro__')(1))
+        """,
+        guard("`.__mro__` is not allowed"),
+    ),
+    case(
+        "getattr_default_does_not_hide_a_refusal",
+        'return getattr(1, "__dict__", None)',
+        guard("`.__dict__` is not allowed"),
+    ),
+    case(
+        "init_subclass_in_a_class_body",
+        """
+        class A:
+            def __init_subclass__(cls):
+                pass
+        """,
+        policy("`__init_subclass__` is a reserved name"),
+    ),
+    case(
+        "init_subclass_through_type",
+        "type('A', (), {'__init_subclass__': classmethod(lambda cls: None)})",
+        guard("a class cannot define `__init_subclass__` in the sandbox"),
+    ),
+    case(
+        "class_cell_name",
+        """
+        class A:
+            def f(self):
+                return __class__
+        return str(A().f())
+        """,
+        policy("`__class__` is a reserved name"),
+    ),
+    case(
+        "match_class_pattern_reads_class",
+        """
+        match 1:
+            case int(__class__=c):
+                return str(c)
+        """,
+        policy("`__class__=` is not allowed"),
+    ),
+    case(
+        "base_init_on_an_object_the_code_did_not_define",
+        """
+        e = ValueError('a')
+        Exception.__init__(e, 'b')
+        """,
+        guard("`Exception.__init__(obj, ...)` works only on an instance of the code's own subclass"),
+    ),
+    case(
+        "base_init_on_a_plain_dict",
+        """
+        d = {}
+        dict.__init__(d, a=1)
+        return d
+        """,
+        guard("`dict.__init__(obj, ...)` works only on an instance of the code's own subclass"),
+    ),
+    case(
+        "base_init_on_a_module_facade",
+        """
+        import decimal
+        decimal.Context.__init__(decimal.getcontext(), prec=1)
+        """,
+        guard("`Context.__init__(obj, ...)` works only on an instance of the code's own subclass"),
+    ),
+    case(
+        "facade_class_then_its_getattr_hook",
+        """
+        import math
+        return str(math.__class__.__getattr__)
+        """,
+        guard("`.__getattr__` is not allowed"),
+    ),
+    case(
+        "facade_class_then_dict",
+        """
+        import math
+        return str(type(math).__dict__)
+        """,
+        policy("`.__dict__` is not allowed"),
+    ),
+    case(
+        "host_proxy_class_then_dict",
+        "return str(echo.__class__.__dict__)",
+        policy("`.__dict__` is not allowed"),
+    ),
+    case(
+        "host_proxy_private_state",
+        "return str(echo._calls)",
+        guard("`._calls` is not allowed"),
+    ),
+    case(
+        "vars_is_not_a_builtin",
+        "return vars(1)",
+        raised("NameError", "name 'vars' is not defined"),
+    ),
+    case(
+        "name_of_main_cannot_be_set",
+        '__name__ = "os"',
+        policy("`__name__` is a reserved name"),
+    ),
 ]
 
 
-def host_functions(secret: str) -> dict[str, object]:
-    """Host functions whose docstrings, names and errors carry the secret: none of it may show."""
-
-    async def echo(value: object = None) -> object:
-        return value
-
-    echo.__doc__ = f"echo, with {secret} in its docstring"
-
-    def boom() -> object:
-        raise ValueError("the host failed")
-
-    boom.__doc__ = secret
-    return {"echo": echo, "boom": boom, "tools": Namespace(lambda name: echo)}
-
-
-@pytest.mark.parametrize("isolation", ISOLATIONS)
-@pytest.mark.parametrize("case", REFUSED, ids=[c.name for c in REFUSED])
-async def test_no_path_leads_further_than_the_readable_dunders(sb: Sandbox, case: Case, host_secret: str) -> None:
-    """Each attempt fails with its kind and a message, shows no host secret, and the sandbox keeps working."""
-    result = await run(sb, case.code, functions=host_functions(host_secret))
-    assert result.error is not None, f"ran: value={result.value!r} stdout={result.stdout!r}"
-    assert result.error.kind == case.kind, result.error
-    assert host_secret not in result.error.message + result.stdout
-    await assert_still_works(sb)
+@pytest.mark.parametrize(("case", "isolation"), params(REFUSED))
+async def test_no_path_leads_further_than_the_readable_dunders(
+    sb: Sandbox, case: Case, isolation: str, host_secret: str
+) -> None:
+    """Each attempt is refused exactly, shows no host secret, and the sandbox keeps working."""
+    await check(sb, case, isolation, host_secret)
 
 
 SWEEP = "\n".join(f"import {module}" for module in MODULES) + textwrap.dedent(
@@ -158,7 +400,7 @@ async def test_readable_dunders_of_every_reachable_object_are_str_or_none_and_cl
 ) -> None:
     """Over every builtin, module member, host proxy and host error the code can reach, the four names and docs are
     str or None and free of host text, and `__class__` (also through `getattr`) is exactly `type(x)`."""
-    result = await run(sb, SWEEP, functions=host_functions(host_secret))
+    result = await run(sb, SWEEP, functions=HostKit(host_secret).functions())
     assert result.error is None, result.error
     assert result.value == {"swept": True, "not_str": [], "wrong_class": [], "secret": []}
 
@@ -170,7 +412,7 @@ async def test_host_objects_show_the_sandbox_names_not_the_host_functions(sb: Sa
     return [echo.__name__, tools.lookup.__name__, echo.__doc__ == type(echo).__doc__, type(echo).__name__,
             type(tools).__name__, boom.__module__ == type(boom).__module__]
     """
-    result = await run(sb, textwrap.dedent(code), functions=host_functions(host_secret))
+    result = await run(sb, textwrap.dedent(code), functions=HostKit(host_secret).functions())
     assert result.error is None, result.error
     assert result.value == ["echo", "lookup", True, "FunctionProxy", "NamespaceProxy", True]
 

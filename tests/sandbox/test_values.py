@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 import pydantic_core
 import pytest
-from escape_kit import run
+from redteam_kit import run
 from test_language import wrap_like_the_sandbox
 
 if TYPE_CHECKING:

@@ -45,26 +45,30 @@ REFUNDED = 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
 class ResponsesServer:
     """Answers the first request with a `code` call, later ones with the text of the last tool output sent."""
 
-    code: str
+    code: str | dict[str, str]
+    """The code of the one `code` call (`call_1`), or of several parallel calls by call id."""
     bodies: list[dict[str, Any]] = field(default_factory=list)
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
         self.bodies.append(body)
         outputs = [item["output"] for item in body["input"] if item.get("type") == "function_call_output"]
+        codes = self.code if isinstance(self.code, dict) else {"call_1": self.code}
+        items: list[dict[str, Any]] = []
         if not outputs:
-            arguments = json.dumps({"code": self.code})
-            output: dict[str, Any] = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "code"}
-            output |= {"arguments": arguments, "status": "completed"}
+            for call_id, code in codes.items():
+                item = {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": "code"}
+                items.append(item | {"arguments": json.dumps({"code": code}), "status": "completed"})
         else:
-            text, _, stubs = outputs[-1].partition("\n\n<tools-discovered>")
-            content = {"type": "output_text", "text": text + (" [stubs]" if stubs else ""), "annotations": []}
-            output = {"type": "message", "id": "msg", "status": "completed", "role": "assistant"}
-            output |= {"content": [content | {"logprobs": []}]}
+            texts = [output.partition("\n\n<tools-discovered>") for output in outputs[-len(codes) :]]
+            text = " | ".join(text + (" [stubs]" if stubs else "") for text, _, stubs in texts)
+            content = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+            items.append({"type": "message", "id": "msg", "status": "completed", "role": "assistant"})
+            items[0]["content"] = [content]
         usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5}
         usage |= {"output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
         response = {"id": f"resp_{len(self.bodies)}", "object": "response", "created_at": 1_760_000_000}
-        response |= {"status": "completed", "model": "gpt-test", "output": [output], "parallel_tool_calls": True}
+        response |= {"status": "completed", "model": "gpt-test", "output": items, "parallel_tool_calls": True}
         response |= {"tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None, "usage": usage}
         return httpx2.Response(200, json=response)
 
@@ -189,3 +193,24 @@ async def test_a_run_that_needs_no_approval_runs_the_code_once(shop: Shop, cm: C
     assert done.interruptions == []
     assert done.final_output.startswith('Returned: {\n "order_id": "A1",')
     assert shop.made == {"get_order": 1, "get_order:A1": 1}
+
+
+async def test_two_code_calls_of_one_response_interrupt_together_and_each_resumes_its_own_run(
+    shop: Shop, cm: CodeMode
+) -> None:
+    """Parallel `code` calls give two interruptions; a denial and an approval each reach their own run."""
+    codes = {"call_a": 'return await tools.delete_order(order_id="A1")', "call_b": CODE}
+    server, tool = ResponsesServer(codes), code_tool(cm)
+    agent = server.agent(tool)
+    paused = await Runner.run(agent, "Delete A1 and refund A1.")
+    shown = {item.call_id: (tool.paused(item) or {}).get("tool") for item in paused.interruptions}
+    assert shown == {"call_a": "delete_order", "call_b": "refund"}
+    state = paused.to_state()
+    for item in paused.interruptions:
+        tool.decide(state, item, approved=item.call_id == "call_b", reason="keep it")
+    done = await Runner.run(agent, state)
+    assert done.final_output == (
+        'Traceback (most recent call last):\n  line 1, in <module>\n    return await tools.delete_order(order_id="A1")'
+        "\nToolError: tools.delete_order() was not approved: keep it (line 1) [stubs] | " + REFUNDED + " [stubs]"
+    )
+    assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}

@@ -10,11 +10,12 @@ import pytest
 
 pytest.importorskip("smolagents")
 
+from approval_shop import SECRET, make_shop
 from integration_fakes import ANNOUNCED, CALL, SEARCH
 from smolagents import Model, ToolCallingAgent
 from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole
 
-from codemode import CodeMode
+from codemode import CodeMode, Policy
 from codemode.demo.catalog import build_demo_catalog
 from codemode.integrations.smolagents import CodeModeTool
 
@@ -91,3 +92,16 @@ def test_reset_starts_a_new_conversation_and_close_closes_what_the_tool_made() -
     assert again == "['weather_get_forecast']"
     assert ANNOUNCED in after_reset
     assert tool._blocking.closed
+
+
+def test_a_call_needing_approval_is_not_made_and_the_model_reads_that_no_one_can_be_asked() -> None:
+    """smolagents cannot pause a run for a person: the refund is not made, the lookup was, and the result says so."""
+    shop = make_shop()
+    code = 'order = await tools.get_order(order_id="A1")\nreturn await tools.refund(order_id="A1", amount=150)'
+    with CodeModeTool(CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET))) as tool:
+        text = tool(code=code)
+    assert text == (
+        "Stopped: `tools.refund(...)` needs a person's approval, and smolagents runs this tool, where no one can be "
+        "asked, so it was not made; 1 call was made before it. Tell the user what needs approval."
+    )
+    assert shop.made == {"get_order": 1, "get_order:A1": 1}

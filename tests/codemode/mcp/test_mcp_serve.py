@@ -6,14 +6,11 @@ import glob
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-import anyio
 import pytest
+from cli_kit import python_config, serve_command, serve_http
 from mcp import Client, StdioServerParameters
 
 from codemode import CodeMode, build_catalog, load_config
@@ -22,31 +19,12 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-TOOLS_PY = '''
-from codemode import Catalog
-
-catalog = Catalog()
-
-
-@catalog.tool
-async def get_weather(city: str) -> dict:
-    """Get the current weather for a city."""
-    return {"city": city, "temp_c": 19}
-'''
-
 SCRIPT = 'found = await tools.search("weather in a city")\nreturn await tools.get_weather(city="Oslo")'
 
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("serve")
-    (folder / "tools.py").write_text(TOOLS_PY)
-    (folder / "codemode.toml").write_text('[[tools]]\npython = "tools.py"\n')
-    return folder / "codemode.toml"
-
-
-def serve_command(config: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "codemode", "serve", "--config", str(config), "--isolation", "inline", *extra]
+    return python_config(tmp_path_factory.mktemp("serve"))
 
 
 @pytest.fixture(scope="module")
@@ -90,37 +68,6 @@ async def test_a_failing_script_is_an_error_result_with_the_short_message(stdio_
     result = await stdio_client.call_tool("code", {"code": "x = 1\nreturn x / 0"})
     assert result.is_error
     assert "ZeroDivisionError: division by zero" in texts(result)[0]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@asynccontextmanager
-async def serve_http(config: Path, *extra: str) -> AsyncIterator[str]:
-    port = free_port()
-    command = serve_command(config, "--transport", "http", "--port", str(port), *extra)
-    process = await anyio.open_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with anyio.fail_after(30):
-            while True:  # a subprocess gives no readiness signal here but its open port
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    await anyio.sleep(0.1)
-                    continue
-                await stream.aclose()
-                break
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        with anyio.move_on_after(10, shield=True):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-        await process.aclose()
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 from anyio.abc import SocketAttribute
+from inline_snapshot import snapshot
 from mcp_helpers import PAGED_SERVER, notes_server
 
 from codemode import Catalog, CodeMode
@@ -276,3 +277,19 @@ async def test_an_mcp_tool_marked_for_approval_pauses_and_runs_on_the_server_onc
             assert (await cm.execute("return await tools.list_notes()", cm.new_state())).run.value == {"result": []}
             done = await cm.resume(state, approved=True)
     assert done.run.value == {"result": ["hi"]}
+
+
+async def test_a_server_tool_whose_name_and_prefixed_name_are_both_taken_is_reported_and_the_others_load() -> None:
+    """`add_note` clashes, and so does `notes.add_note`: it is left out with the reason; the other tools register."""
+    catalog = Catalog()
+    for name in ("add_note", "notes.add_note"):
+        catalog.add(name=name, description="Already here.", parameters={"type": "object"})
+    async with notes_server() as server, McpSources(catalog, [HttpServer(url=server.url, name="notes")]) as sources:
+        assert sources.failures == snapshot(
+            {
+                "notes/add_note": "Tool 'notes.add_note' is already in the catalog. Give the new tool another name, "
+                "use `catalog.replace(tool)` to change its definition, or load each source with its own `prefix`."
+            }
+        )
+        assert "list_notes" in catalog
+        assert catalog.get("notes.add_note").description == "Already here."  # type: ignore[union-attr]

@@ -8,14 +8,11 @@ it goes against one process: the same texts, the same announcements (once), the 
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import pytest
+from cli_kit import python_config, serve_http
 from mcp import Client
 
 if TYPE_CHECKING:
@@ -56,44 +53,12 @@ CONVERSATION = [
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A config with the two tools above."""
-    folder = tmp_path_factory.mktemp("replicas")
-    (folder / "tools.py").write_text(TOOLS_PY)
-    (folder / "codemode.toml").write_text('[[tools]]\npython = "tools.py"\n')
-    return folder / "codemode.toml"
+    return python_config(tmp_path_factory.mktemp("replicas"), TOOLS_PY)
 
 
-def free_port() -> int:
-    """A loopback port no one listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@asynccontextmanager
-async def replica(config: Path, log: Path) -> AsyncIterator[str]:
+def replica(config: Path, log: Path) -> AbstractAsyncContextManager[str]:
     """One `codemode serve --transport http --stateless --persist-variables --log LOG`; its URL while it runs."""
-    port = free_port()
-    command = [sys.executable, "-m", "codemode", "serve", "--config", str(config), "--transport", "http"]
-    command += ["--port", str(port), "--stateless", "--persist-variables", "--isolation", "inline", "--log", str(log)]
-    process = await anyio.open_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with anyio.fail_after(30):
-            while True:  # a subprocess gives no readiness signal here but its open port
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    await anyio.sleep(0.1)
-                    continue
-                await stream.aclose()
-                break
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        with anyio.move_on_after(10, shield=True):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-        await process.aclose()
+    return serve_http(config, "--stateless", "--persist-variables", "--log", str(log))
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,13 @@
 
 Built on the `mcp` SDK's low-level `Server`, which sends each `inputSchema` exactly as written: a zod-to-json-schema
 draft-07 schema, an older SDK's draft-04 booleans, `definitions` with `$ref` and `id`, OpenAPI `nullable`, and one
-schema that no draft accepts. Every tool answers with the JSON of the arguments it was given.
+schema that no draft accepts (`../wild_schemas.json`). Every tool answers with the JSON of the arguments it was given.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -18,43 +19,8 @@ from mcp.server.stdio import stdio_server
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "zod_count": {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "type": "object",
-        "properties": {"count": {"type": "integer", "exclusiveMinimum": 0}},
-        "required": ["count"],
-        "additionalProperties": False,
-    },
-    "old_page": {
-        "type": "object",
-        "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100, "exclusiveMaximum": True}},
-        "required": ["limit"],
-    },
-    "draw_point": {
-        "id": "http://example.com/draw_point.json",
-        "type": "object",
-        "definitions": {
-            "Point": {
-                "type": "object",
-                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
-                "required": ["x", "y"],
-            }
-        },
-        "properties": {"at": {"$ref": "#/definitions/Point"}},
-        "required": ["at"],
-    },
-    "set_note": {
-        "type": "object",
-        "properties": {"note": {"type": "string", "nullable": True}, "id": {"type": "integer"}},
-        "required": ["note", "id"],
-    },
-    "loose_echo": {
-        "type": "object",
-        "properties": {"text": {"type": "string"}, "mode": {"type": "strng"}},
-        "required": ["text"],
-    },
-}
+SCHEMAS: dict[str, dict[str, Any]] = json.loads(Path(__file__).parents[1].joinpath("wild_schemas.json").read_text())
+"""The tools' input schemas by tool name, shared with `test_wild_schemas.py`."""
 TOOLS = [
     types.Tool(name=name, description=f"The {name} tool.", input_schema=schema) for name, schema in SCHEMAS.items()
 ]

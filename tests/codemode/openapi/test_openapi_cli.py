@@ -6,17 +6,15 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from cli_kit import cli
 from mcp import Client, StdioServerParameters
 
 # The loopback server; tests/codemode/openapi is on sys.path, as pytest prepends a test module's folder.
 from openapi_servers import BEARER, PETSTORE_FILE, Petstore, petstore_spec
-
-from codemode.cli import main
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -24,12 +22,6 @@ if TYPE_CHECKING:
 TOKEN = "tok-cli-5b1e7d9a3c"
 
 pytestmark = pytest.mark.skipif(not PETSTORE_FILE.is_file(), reason="../shared/data/openapi is absent")
-
-
-def cli(argv: list[str]) -> int:
-    """`codemode.cli.main(argv)` on a thread of its own, where no event loop runs, as in a program."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(main, argv).result()
 
 
 @pytest.fixture

@@ -163,3 +163,27 @@ async def test_a_description_that_is_not_openapi_is_reported_whole(tmp_path: Pat
     assert failures == snapshot(
         {"notes": "cannot load the description: not an OpenAPI 2.0, 3.0 or 3.1 description (its version is 'missing')"}
     )
+
+
+async def test_an_operation_whose_name_is_taken_is_reported_and_the_others_load() -> None:
+    """An operation named like a tool already in the catalog is left out with the reason; the rest register."""
+    spec: JsonObject = {
+        "openapi": "3.0.3",
+        "info": {"title": "shop", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/orders": {"get": {"operationId": "listOrders", "responses": {"200": {"description": "ok"}}}},
+            "/refunds": {"post": {"operationId": "refund", "responses": {"204": {"description": "done"}}}},
+        },
+    }
+    catalog = Catalog()
+    catalog.add(name="refund", description="Refund an order, by hand.", parameters={"type": "object"})
+    async with OpenApiSources(catalog, [OpenApi(spec=spec, name="shop")]) as sources:
+        assert sources.failures == snapshot(
+            {
+                "shop/refund": "Tool 'refund' is already in the catalog. Give the new tool another name, use "
+                "`catalog.replace(tool)` to change its definition, or load each source with its own `prefix`."
+            }
+        )
+        assert [tool.name for tool in catalog] == ["refund", "listOrders"]
+        assert catalog.get("refund").description == "Refund an order, by hand."  # type: ignore[union-attr]

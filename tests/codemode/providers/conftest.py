@@ -1,4 +1,4 @@
-"""Shared fixtures for the provider tests: the saved-and-resumed conversations, run once for all providers."""
+"""Shared fixtures for the provider tests: the whole and the saved-and-resumed conversations, run once for all."""
 
 from __future__ import annotations
 
@@ -18,11 +18,27 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-async def runs(request: pytest.FixtureRequest) -> dict[bool, tuple[Conversation, FakeServer]]:
-    """The test module's provider (its `PROVIDER`) through the whole scripted conversation, plain and streamed."""
-    provider = request.module.PROVIDER
-    return {stream: await full_run(provider, stream=stream) for stream in (False, True)}
+@pytest.fixture(scope="session")
+async def every_run() -> dict[str, dict[bool, tuple[Conversation, FakeServer]]]:
+    """Each provider through the whole scripted conversation, plain (False) and streamed (True), all at once."""
+    results: dict[str, dict[bool, tuple[Conversation, FakeServer]]] = {provider: {} for provider in SERVERS}
+
+    async def one(provider: str, stream: bool) -> None:
+        results[provider][stream] = await full_run(provider, stream=stream)
+
+    async with anyio.create_task_group() as group:
+        for provider in SERVERS:
+            for stream in (False, True):
+                group.start_soon(one, provider, stream)
+    return results
+
+
+@pytest.fixture
+def runs(
+    request: pytest.FixtureRequest, every_run: dict[str, dict[bool, tuple[Conversation, FakeServer]]]
+) -> dict[bool, tuple[Conversation, FakeServer]]:
+    """The test module's provider (its `PROVIDER`) through the whole conversation, plain and streamed."""
+    return every_run[request.module.PROVIDER]
 
 
 @pytest.fixture(params=[False, True], ids=["plain", "streamed"])

@@ -15,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import httpx2
@@ -34,6 +34,11 @@ ANNOUNCEMENT = (
     "<tools-discovered>\n# new tool: get_weather [17a110ed48b9]\nasync def get_weather(): ...\n</tools-discovered>"
 )
 """A short announcement for the placement tests."""
+OUTCOMES: Final = (
+    ToolOutcome(call_id="call_1", text="found 1 tool", announcement=ANNOUNCEMENT),
+    ToolOutcome(call_id="call_2", text="Error: boom", is_error=True),
+)
+"""Two results to write back: one that announces a tool, one that failed."""
 SYSTEM = "You are a travel assistant. Use the `code` tool to find and call tools."
 PROMPT = "Plan my two days in Paris: weather, a hotel, flights, and tell Ana."
 MAX_TOKENS = 1024
@@ -416,13 +421,17 @@ class FakeServer:
         turn = self.turns(body)
         return self.reply(turn, STEPS[turn], bool(body.get("stream")))
 
-    def transport(self) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(transport=httpx2.MockTransport(self))
 
-
-def make_model(provider: str, server: FakeServer, *, stream: bool) -> Model:
-    """The provider's SDK-backed model, its official client talking to `server`."""
-    client_args: dict[str, Any] = {"api_key": "test", "base_url": "http://test/v1", "http_client": server.transport()}
+def make_model(provider: str, server: Callable[[httpx2.Request], httpx2.Response], *, stream: bool) -> Model:
+    """The provider's SDK-backed model, its official client talking to `server` (no retries: a fake never fails
+    but on purpose)."""
+    http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(server))
+    client_args: dict[str, Any] = {
+        "api_key": "test",
+        "base_url": "http://test/v1",
+        "http_client": http_client,
+        "max_retries": 0,
+    }
     if provider == "anthropic":
         from anthropic import AsyncAnthropic
 
@@ -539,6 +548,15 @@ async def full_run(
             model, cm, new_conversation(model, cm), placement=placement, max_requests=max_requests
         )
     return conversation, server
+
+
+async def placed_run(provider: str, placement: Placement) -> Conversation:
+    """Five requests with announcements at `placement`, checked to be prefix-stable and to hold the state."""
+    conversation, server = await full_run(provider, stream=False, placement=placement, max_requests=5)
+    assert_prefix_stable(provider, server.bodies)
+    texts = conversation.wire.history_texts(conversation.messages)
+    assert DiscoveryState.from_history(texts) == conversation.state
+    return conversation
 
 
 def assert_prefix_stable(provider: str, bodies: list[dict[str, Any]]) -> None:

@@ -94,7 +94,7 @@ def test_a_restored_index_follows_removals_replacements_and_additions_as_a_fresh
     [
         pytest.param(lambda data: b"not json at all", id="garbage"),
         pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
-        pytest.param(lambda data: data.replace(b"[0,1", b"[0,9", 1), id="payload changed, digest not"),
+        pytest.param(lambda data: data.replace(b'"0 1', b'"0 9', 1), id="payload changed, digest not"),
         pytest.param(lambda data: data.split(b"\n", 1)[0], id="header only"),
         pytest.param(lambda data: b"", id="empty"),
     ],

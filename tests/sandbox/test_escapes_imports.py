@@ -1,0 +1,1400 @@
+"""Red team, imports and the module graph: facades only, and stdlib code that writes code.
+
+Only allow-listed modules import, as facades holding chosen names, so nothing behind them (`re.enum.sys`,
+`json.codecs.builtins`, `random._os`) is reachable; private names cannot be imported; stdlib helpers that would
+evaluate strings (`typing.get_type_hints`, `ForwardRef`) are absent, and those that write classes or source
+(`@dataclass`, `Enum(...)`, `functools.update_wrapper`, `re`) take only plain, checked names.
+Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from redteam_kit import (
+    BUDGET,
+    WALL,
+    Case,
+    Value,
+    assert_unique,
+    assert_works_in_cpython,
+    case,
+    check,
+    controls,
+    guard,
+    params,
+    policy,
+    raised,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sandbox import Sandbox
+
+_LYING_PATTERN = """
+import re, string
+S = type("S", (str,), {"__getitem__": lambda self, i: "X" if type(i) is int else str.__getitem__(self, i)})
+"""
+"""A `str` subclass whose characters, read one by one, lie: `re`'s parser would read the lie (and never end)."""
+
+CASES = [
+    case(
+        "import_os",
+        """
+        import os
+        return 'PW' + 'NED'
+        """,
+        guard("`import os` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_sys",
+        """
+        import sys
+        return 'PW' + 'NED'
+        """,
+        guard("`import sys` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_subprocess",
+        """
+        import subprocess
+        return 'PW' + 'NED'
+        """,
+        guard("`import subprocess` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_socket",
+        """
+        import socket
+        return 'PW' + 'NED'
+        """,
+        guard("`import socket` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_ctypes",
+        """
+        import ctypes
+        return 'PW' + 'NED'
+        """,
+        guard("`import ctypes` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_importlib",
+        """
+        import importlib
+        return 'PW' + 'NED'
+        """,
+        guard("`import importlib` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_pickle",
+        """
+        import pickle
+        return 'PW' + 'NED'
+        """,
+        guard("`import pickle` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_marshal",
+        """
+        import marshal
+        return 'PW' + 'NED'
+        """,
+        guard("`import marshal` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_gc",
+        """
+        import gc
+        return 'PW' + 'NED'
+        """,
+        guard("`import gc` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_inspect",
+        """
+        import inspect
+        return 'PW' + 'NED'
+        """,
+        guard("`import inspect` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_threading",
+        """
+        import threading
+        return 'PW' + 'NED'
+        """,
+        guard("`import threading` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import__thread",
+        """
+        import _thread
+        return 'PW' + 'NED'
+        """,
+        policy("`_thread` cannot be imported"),
+        control=True,
+    ),
+    case(
+        "import_io",
+        """
+        import io
+        return 'PW' + 'NED'
+        """,
+        guard("`import io` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_builtins",
+        """
+        import builtins
+        return 'PW' + 'NED'
+        """,
+        guard("`import builtins` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_asyncio_subprocess",
+        """
+        import asyncio.subprocess
+        return 'PW' + 'NED'
+        """,
+        guard("`import asyncio.subprocess` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_asyncio_base_events",
+        """
+        import asyncio.base_events
+        return 'PW' + 'NED'
+        """,
+        guard("`import asyncio.base_events` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_asyncio_events",
+        """
+        import asyncio.events
+        return 'PW' + 'NED'
+        """,
+        guard("`import asyncio.events` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_types",
+        """
+        import types
+        return 'PW' + 'NED'
+        """,
+        guard("`import types` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_pathlib",
+        """
+        import pathlib
+        return 'PW' + 'NED'
+        """,
+        guard("`import pathlib` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_shutil",
+        """
+        import shutil
+        return 'PW' + 'NED'
+        """,
+        guard("`import shutil` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_tempfile",
+        """
+        import tempfile
+        return 'PW' + 'NED'
+        """,
+        guard("`import tempfile` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_multiprocessing",
+        """
+        import multiprocessing
+        return 'PW' + 'NED'
+        """,
+        guard("`import multiprocessing` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_signal",
+        """
+        import signal
+        return 'PW' + 'NED'
+        """,
+        guard("`import signal` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_codecs",
+        """
+        import codecs
+        return 'PW' + 'NED'
+        """,
+        guard("`import codecs` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_posix",
+        """
+        import posix
+        return 'PW' + 'NED'
+        """,
+        guard("`import posix` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_pty",
+        """
+        import pty
+        return 'PW' + 'NED'
+        """,
+        guard("`import pty` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_fcntl",
+        """
+        import fcntl
+        return 'PW' + 'NED'
+        """,
+        guard("`import fcntl` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_resource",
+        """
+        import resource
+        return 'PW' + 'NED'
+        """,
+        guard("`import resource` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_mmap",
+        """
+        import mmap
+        return 'PW' + 'NED'
+        """,
+        guard("`import mmap` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_select",
+        """
+        import select
+        return 'PW' + 'NED'
+        """,
+        guard("`import select` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_ssl",
+        """
+        import ssl
+        return 'PW' + 'NED'
+        """,
+        guard("`import ssl` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_urllib_request",
+        """
+        import urllib.request
+        return 'PW' + 'NED'
+        """,
+        guard("`import urllib.request` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_http_client",
+        """
+        import http.client
+        return 'PW' + 'NED'
+        """,
+        guard("`import http.client` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_runpy",
+        """
+        import runpy
+        return 'PW' + 'NED'
+        """,
+        guard("`import runpy` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_code",
+        """
+        import code
+        return 'PW' + 'NED'
+        """,
+        guard("`import code` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_traceback",
+        """
+        import traceback
+        return 'PW' + 'NED'
+        """,
+        guard("`import traceback` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_weakref",
+        """
+        import weakref
+        return 'PW' + 'NED'
+        """,
+        guard("`import weakref` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_copyreg",
+        """
+        import copyreg
+        return 'PW' + 'NED'
+        """,
+        guard("`import copyreg` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_sysconfig",
+        """
+        import sysconfig
+        return 'PW' + 'NED'
+        """,
+        guard("`import sysconfig` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_site",
+        """
+        import site
+        return 'PW' + 'NED'
+        """,
+        guard("`import site` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_platform",
+        """
+        import platform
+        return 'PW' + 'NED'
+        """,
+        guard("`import platform` is not allowed"),
+        control=True,
+    ),
+    case(
+        "import_sandbox",
+        """
+        import sandbox
+        return 'PW' + 'NED'
+        """,
+        guard("`import sandbox` is not allowed"),
+    ),
+    case(
+        "import_RestrictedPython",
+        """
+        import RestrictedPython
+        return 'PW' + 'NED'
+        """,
+        guard("`import RestrictedPython` is not allowed"),
+    ),
+    case(
+        "import_anyio",
+        """
+        import anyio
+        return 'PW' + 'NED'
+        """,
+        guard("`import anyio` is not allowed"),
+    ),
+    case(
+        "import_codemode",
+        """
+        import codemode
+        return 'PW' + 'NED'
+        """,
+        guard("`import codemode` is not allowed"),
+    ),
+    case(
+        "import_json_tool",
+        """
+        import json.tool
+        return 'PW' + 'NED'
+        """,
+        guard("`import json.tool` is not allowed"),
+    ),
+    case(
+        "from_os_import_system",
+        """
+        from os import system
+        return system('true')
+        """,
+        guard("`import os` is not allowed"),
+        control=True,
+    ),
+    case(
+        "from_subprocess_import_run",
+        """
+        from subprocess import run
+        return run(['true']).returncode
+        """,
+        guard("`import subprocess` is not allowed"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_subprocess",
+        """
+        from asyncio import subprocess
+        p = await subprocess.create_subprocess_exec('true')
+        return str(await p.wait()) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'subprocess' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_events",
+        """
+        from asyncio import events
+        return events.sys.modules['os'].getcwd() + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'events' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_tasks",
+        """
+        from asyncio import tasks
+        return str(tasks) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'tasks' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_base_events",
+        """
+        from asyncio import base_events
+        return str(base_events) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'base_events' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_futures",
+        """
+        from asyncio import futures
+        return str(futures) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'futures' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_streams",
+        """
+        from asyncio import streams
+        return str(streams) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'streams' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_unix_events",
+        """
+        from asyncio import unix_events
+        return str(unix_events) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'unix_events' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_coroutines",
+        """
+        from asyncio import coroutines
+        return str(coroutines) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'coroutines' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_runners",
+        """
+        from asyncio import runners
+        return str(runners) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'runners' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_selector_events",
+        """
+        from asyncio import selector_events
+        return str(selector_events) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'selector_events' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_asyncio_import_threads",
+        """
+        from asyncio import threads
+        return str(threads) + 'PW' + 'NED'
+        """,
+        raised("ImportError", "cannot import name 'threads' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "time_sleep_blocks_the_loop",
+        """
+        import time
+        time.sleep(100)
+        """,
+        raised("RuntimeError", "`time.sleep()` would block every task"),
+        limits=WALL,
+    ),
+    case(
+        "from_json_import_codecs",
+        """
+        from json import codecs
+        return str(codecs.builtins.open)
+        """,
+        raised("ImportError", "cannot import name 'codecs' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_re_import_enum",
+        """
+        from re import enum
+        return str(enum.sys.modules['os'].getcwd())
+        """,
+        raised("ImportError", "cannot import name 'enum' from '<unknown module name>' (unknown location)"),
+        control=True,
+    ),
+    case(
+        "from_collections_import_private_sys",
+        """
+        from collections import _sys
+        return _sys.modules['os'].getcwd()
+        """,
+        policy("`_sys` cannot be imported"),
+        control=True,
+    ),
+    case(
+        "re_enum_sys",
+        """
+        import re
+        return re.enum.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 're' has no attribute 'enum' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "json_codecs_builtins",
+        """
+        import json
+        return str(json.codecs.builtins.open) + 'PW' + 'NED'
+        """,
+        raised("AttributeError", "module 'json' has no attribute 'codecs' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "json_decoder_re_enum_sys",
+        """
+        import json
+        return json.decoder.re.enum.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 'json' has no attribute 'decoder' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "collections_abc_module_behind_collections",
+        """
+        import collections
+        return collections._collections_abc.sys.modules['os'].getcwd()
+        """,
+        guard("`._collections_abc` is not allowed"),
+        control=True,
+    ),
+    case(
+        "collections_private_sys",
+        """
+        import collections
+        return collections._sys.modules['os'].getcwd()
+        """,
+        guard("`._sys` is not allowed"),
+        control=True,
+    ),
+    case(
+        "random_private_os",
+        """
+        import random
+        return random._os.getcwd()
+        """,
+        guard("`._os` is not allowed"),
+        control=True,
+    ),
+    case(
+        "string_private_re",
+        """
+        import string
+        return string._re.enum.sys.modules['os'].getcwd()
+        """,
+        guard("`._re` is not allowed"),
+        control=True,
+    ),
+    case(
+        "textwrap_re",
+        """
+        import textwrap
+        return textwrap.re.enum.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 'textwrap' has no attribute 're' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "statistics_sys",
+        """
+        import statistics
+        return statistics.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 'statistics' has no attribute 'sys' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "fractions_sys",
+        """
+        import fractions
+        return fractions.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 'fractions' has no attribute 'sys' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "datetime_sys",
+        """
+        import datetime
+        return datetime.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 'datetime' has no attribute 'sys' in the sandbox"),
+    ),
+    case(
+        "uuid_os",
+        """
+        import uuid
+        return uuid.os.getcwd()
+        """,
+        raised("AttributeError", "module 'uuid' has no attribute 'os' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "typing_sys",
+        """
+        import typing
+        return typing.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 'typing' has no attribute 'sys' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "dataclasses_inspect",
+        """
+        import dataclasses
+        return str(dataclasses.inspect.currentframe()) + 'PW' + 'NED'
+        """,
+        raised("AttributeError", "module 'dataclasses' has no attribute 'inspect' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "dataclasses_sys",
+        """
+        import dataclasses
+        return dataclasses.sys.modules['os'].getcwd()
+        """,
+        raised("AttributeError", "module 'dataclasses' has no attribute 'sys' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "functools_private_thread",
+        """
+        import functools
+        return str(functools.RLock) + str(functools.GenericAlias) + 'PW' + 'NED'
+        """,
+        raised("AttributeError", "module 'functools' has no attribute 'RLock' in the sandbox"),
+    ),
+    case(
+        "asyncio_subprocess_attribute",
+        """
+        import asyncio
+        return str(asyncio.subprocess.PIPE) + 'PW' + 'NED'
+        """,
+        raised("AttributeError", "module 'asyncio' has no attribute 'subprocess' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "asyncio_create_subprocess_shell",
+        """
+        import asyncio
+        p = await asyncio.create_subprocess_shell('true')
+        return await p.wait()
+        """,
+        raised("AttributeError", "module 'asyncio' has no attribute 'create_subprocess_shell' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "asyncio_base_events_os",
+        """
+        import asyncio
+        return asyncio.base_events.os.getcwd()
+        """,
+        raised("AttributeError", "module 'asyncio' has no attribute 'base_events' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "typing_get_type_hints_evaluates_strings",
+        """
+        import typing
+        def f(x: "type(().__class__.__name__ + 'PW' + 'NED', (), {})"):
+            pass
+        return str(typing.get_type_hints(f)["x"])
+        """,
+        raised("AttributeError", "module 'typing' has no attribute 'get_type_hints' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "singledispatch_register_evaluates_annotations",
+        """
+        import functools
+        @functools.singledispatch
+        def f(x):
+            return 0
+        def g(x: "type(().__class__.__name__ + 'PW' + 'NED', (), {})"):
+            return 1
+        f.register(g)
+        return "registered"
+        """,
+        raised("AttributeError", "module 'functools' has no attribute 'singledispatch' in the sandbox"),
+    ),
+    case(
+        "forward_ref_private_evaluate",
+        """
+        import typing
+        ref = typing.ForwardRef("type(().__class__.__name__ + 'PW' + 'NED', (), {})")
+        return str(ref._evaluate({}, {}, frozenset()))
+        """,
+        raised("AttributeError", "module 'typing' has no attribute 'ForwardRef' in the sandbox"),
+        control=True,
+    ),
+    case(
+        "import_contextlib",
+        """
+        import contextlib
+        return 'PW' + 'NED'
+        """,
+        guard("`import contextlib` is not allowed"),
+    ),
+    case(
+        "import_abc",
+        """
+        import abc
+        return 'PW' + 'NED'
+        """,
+        guard("`import abc` is not allowed"),
+    ),
+    case(
+        "import_contextvars",
+        """
+        import contextvars
+        return 'PW' + 'NED'
+        """,
+        guard("`import contextvars` is not allowed"),
+    ),
+    case(
+        "import_logging",
+        """
+        import logging
+        return 'PW' + 'NED'
+        """,
+        guard("`import logging` is not allowed"),
+    ),
+    case(
+        "import_sqlite3",
+        """
+        import sqlite3
+        return 'PW' + 'NED'
+        """,
+        guard("`import sqlite3` is not allowed"),
+    ),
+    case(
+        "import_glob",
+        """
+        import glob
+        return 'PW' + 'NED'
+        """,
+        guard("`import glob` is not allowed"),
+    ),
+    case(
+        "import_zipfile",
+        """
+        import zipfile
+        return 'PW' + 'NED'
+        """,
+        guard("`import zipfile` is not allowed"),
+    ),
+    case(
+        "import_concurrent_futures",
+        """
+        import concurrent.futures
+        return 'PW' + 'NED'
+        """,
+        guard("`import concurrent.futures` is not allowed"),
+    ),
+    case(
+        "import_unittest_mock",
+        """
+        import unittest.mock
+        return 'PW' + 'NED'
+        """,
+        guard("`import unittest.mock` is not allowed"),
+    ),
+    case(
+        "import_zoneinfo",
+        """
+        import zoneinfo
+        return 'PW' + 'NED'
+        """,
+        guard("`import zoneinfo` is not allowed"),
+    ),
+    case(
+        "import_xml_etree_ElementTree",
+        """
+        import xml.etree.ElementTree
+        return 'PW' + 'NED'
+        """,
+        guard("`import xml.etree.ElementTree` is not allowed"),
+    ),
+    case(
+        "starmap_setattr_on_a_module",
+        """
+        import itertools, json
+        list(itertools.starmap(setattr, [(json, "dumps", len)]))
+        return "PW" + "NED"
+        """,
+        guard("cannot set `.dumps` on module 'json': only objects the code created can be changed"),
+    ),
+    case(
+        "dataclass_asdict_of_a_host_function",
+        """
+        import dataclasses, json
+        return dataclasses.asdict(json.dumps)
+        """,
+        raised("TypeError", "asdict() should be called on dataclass instances"),
+    ),
+    case(
+        "namedtuple_field_named_like_a_dunder",
+        """
+        import collections
+        P = collections.namedtuple("P", ["__class__"])
+        return "PW" + "NED"
+        """,
+        raised("ValueError", "Field names cannot start with an underscore: '__class__'"),
+    ),
+    case(
+        "dataclass_field_named_like_a_dunder",
+        """
+        import dataclasses
+        @dataclasses.dataclass
+        class P:
+            __globals__: int = 0
+        return 'PW' + 'NED'
+        """,
+        policy("`__globals__` is a reserved name"),
+    ),
+    case(
+        "typing_named_tuple_string_annotation_is_not_evaluated",
+        """
+        import typing
+        P = typing.NamedTuple("P", [("a", "print('PW' + 'NED')")])
+        return P(1).a
+        """,
+        Value(1),
+    ),
+    case(
+        "typing_typed_dict_string_annotation_is_not_evaluated",
+        """
+        import typing
+        T = typing.TypedDict("T", {"a": "print('PW' + 'NED')"})
+        return T(a=1)
+        """,
+        Value({"a": 1}),
+    ),
+    case(
+        "typing_type_var_bound_is_not_evaluated",
+        """
+        import typing
+        T = typing.TypeVar("T", bound="print('PW' + 'NED')")
+        return str(T)
+        """,
+        Value("~T"),
+    ),
+    case(
+        "typing_forward_reference_is_not_evaluated",
+        """
+        import typing
+        return str(typing.List["print('PW' + 'NED')"])[:11]
+        """,
+        Value("typing.List"),
+    ),
+    case(
+        "super_init_reinitialises_a_shared_uuid",
+        """
+        import uuid
+        super(uuid.UUID, uuid.NAMESPACE_DNS).__init__(int=0)
+        return str(uuid.NAMESPACE_DNS)
+        """,
+        raised("TypeError", "object.__init__() takes exactly one argument (the instance to initialize)"),
+    ),
+    case(
+        "super_setitem_on_a_module_facade",
+        """
+        import json
+        super(type(json), json).__setitem__("dumps", len)
+        return "PW" + "NED"
+        """,
+        raised("AttributeError", "'super' object has no attribute '__setitem__'"),
+    ),
+    case(
+        "item_write_on_a_module_facade",
+        """
+        import json
+        json["dumps"] = len
+        return "PW" + "NED"
+        """,
+        raised("TypeError", "'Module' object does not support item assignment"),
+    ),
+    case(
+        "cached_property_lock_is_inert",
+        """
+        import functools
+        cp = functools.cached_property(len)
+        cp.lock.acquire()
+        cp.lock.release()
+        return 1
+        """,
+        Value(1),
+    ),
+    case(
+        "update_wrapper_updates_an_own_mapping_with_module_globals",
+        """
+        import functools, statistics
+        class Sink:
+            def __init__(self):
+                self.box = {}
+            def __getattr__(self, name):
+                return self.box
+        s = Sink()
+        functools.update_wrapper(s, statistics.mean, assigned=(), updated=("__globals__",))
+        return s.box["sys"].modules["os"].environ.get("SANDBOX_TEST_SECRET", "PW" + "NED")
+        """,
+        guard("`functools.update_wrapper`/`wraps` work only on the code's own functions, with no options"),
+    ),
+    case(
+        "update_wrapper_replaces_the_run_globals",
+        """
+        import functools, statistics
+        def f():
+            pass
+        functools.update_wrapper(f, statistics.mean, assigned=(), updated=("__globals__",))
+        return sys.modules["os"].environ.get("SANDBOX_TEST_SECRET", "PW" + "NED")
+        """,
+        guard("`functools.update_wrapper`/`wraps` work only on the code's own functions, with no options"),
+    ),
+    case(
+        "dataclass_field_name_is_code",
+        """
+        import dataclasses
+        name = "a,{}[__import__('os').environ.get('SANDBOX_TEST_SECRET', 'PW' + 'NED')],self.a"
+        X = type("X", (), {"__annotations__": {name: int}, "__module__": "nowhere"})
+        Y = dataclasses.dataclass(init=False, repr=False, eq=True)(X)
+        y = Y()
+        y.a = 1
+        try:
+            y == y
+        except KeyError as e:
+            return e.args[0]
+        """,
+        guard("a dataclass field name must be a plain identifier not starting with `__`, not"),
+    ),
+    case(
+        "enum_functional_api_installs_a_forbidden_dunder",
+        """
+        import enum
+        E = enum.Enum("E", [("__match_args__", ("name",)), ("A", 1)])
+        match E.A:
+            case E(name):
+                return name + "PW" + "NED"
+        """,
+        guard("an Enum member name must not start with `_` in the sandbox"),
+    ),
+    case(
+        "dataclass_field_name_is_a_str_subclass_with_its_own_format",
+        """
+        import dataclasses
+
+        class S(str):
+            def isidentifier(self):
+                return True
+            def startswith(self, prefix, *args):
+                return False
+            def __format__(self, spec):
+                return "a," + '{}[str([c.__name__ for c in ().__class__.__base__.__subclasses__()][:2])]'
+            def __repr__(self):
+                return "'a'"
+
+        X = type("X", (), {"__annotations__": {S("a"): int}, "__module__": "nowhere"})
+
+        Y = dataclasses.dataclass(init=False, repr=False, eq=True)(X)
+        y = Y()
+        y.a = 1
+        try:
+            return y == y
+        except KeyError as e:
+            return e.args[0]
+        """,
+        Value(True),
+    ),
+    case(
+        "dataclass_annotations_whose_items_disagree_with_their_keys",
+        """
+        import dataclasses
+        class D(dict):
+            def __iter__(self):
+                return iter(["a"])
+            def keys(self):
+                return ["a"]
+            def items(self):
+                return [("a," + '{}[str([c.__name__ for c in ().__class__.__base__.__subclasses__()][:2])]', int)]
+        X = type("X", (), {"__annotations__": D(a=int), "__module__": "nowhere"})
+        Y = dataclasses.dataclass(init=False, repr=False, eq=True)(X)
+        y = Y()
+        y.a = 1
+        try:
+            return y == y
+        except KeyError as e:
+            return e.args[0]
+        """,
+        Value(True),
+    ),
+    case(
+        "dataclass_field_name_with_code_in_a_plain_str",
+        """
+        import dataclasses
+        code = '{}[str([c.__name__ for c in ().__class__.__base__.__subclasses__()][:2])]'
+        X = type("X", (), {"__annotations__": {"a," + code: int}})
+        dataclasses.dataclass(X)
+        return 1
+        """,
+        guard(
+            "a dataclass field name must be a plain identifier not starting with `__`, not 'a,{}[str([c.__name__ for c"
+        ),
+    ),
+    case(
+        "dataclass_field_named_like_a_dunder_through_type",
+        """
+        import dataclasses
+        K = type("K", (), {"__annotations__": {"__match_args__": tuple}})
+        dataclasses.dataclass(K)
+        return 1
+        """,
+        guard("a dataclass field name must be a plain identifier not starting with `__`, not '__match_args__'"),
+    ),
+    case(
+        "dataclass_field_named_like_a_frame_attribute",
+        """
+        import dataclasses
+        K = type("K", (), {"__annotations__": {"gi_frame": int}})
+        dataclasses.dataclass(K)
+        return 1
+        """,
+        guard("a dataclass field name must be a plain identifier not starting with `__`, not 'gi_frame'"),
+    ),
+    case(
+        "dataclass_options_must_be_known",
+        """
+        import dataclasses
+        @dataclasses.dataclass(bogus=True)
+        class P:
+            x: int
+        """,
+        raised("TypeError", "`@dataclass` takes no option 'bogus'"),
+    ),
+    case(
+        "dataclass_init_unbound_on_a_stdlib_class_writes_its_attribute",
+        """
+        import dataclasses, textwrap
+        @dataclasses.dataclass
+        class W:
+            wordsep_re: object = None
+        W.__init__(textwrap.TextWrapper, "changed")
+        return 1
+        """,
+        raised("TypeError", "`W.__init__()` takes a 'W' instance, not 'type'"),
+    ),
+    case(
+        "frozen_dataclass_init_unbound_on_a_shared_uuid",
+        """
+        import dataclasses, uuid
+        @dataclasses.dataclass(frozen=True)
+        class U:
+            int: int
+        U.__init__(uuid.NAMESPACE_DNS, 5)
+        return str(uuid.NAMESPACE_DNS)
+        """,
+        raised("TypeError", "`U.__init__()` takes a 'U' instance, not 'UUID'"),
+    ),
+    case(
+        "dataclass_eq_unbound_on_host_objects",
+        """
+        import dataclasses, textwrap
+        @dataclasses.dataclass
+        class W:
+            width: int = 0
+        return W.__eq__(textwrap.TextWrapper(), textwrap.TextWrapper())
+        """,
+        raised("TypeError", "`W.__eq__()` takes a 'W' instance, not 'TextWrapper'"),
+    ),
+    case(
+        "dataclass_methods_still_work_on_instances_and_subclasses",
+        """
+        import dataclasses
+        @dataclasses.dataclass(order=True, frozen=True)
+        class P:
+            x: int
+            y: int = 0
+            _hidden: int = 0
+        class Q(P):
+            pass
+        p, q = P(1, 2), Q(1, 2)
+        try:
+            p.x = 5
+        except dataclasses.FrozenInstanceError:
+            frozen = True
+        return [repr(p), p == P(1, 2), p < P(2), hash(p) == hash(P(1, 2)), frozen, repr(q)]
+        """,
+        Value(["P(x=1, y=2, _hidden=0)", True, True, True, True, "Q(x=1, y=2, _hidden=0)"]),
+    ),
+    case(
+        "enum_member_name_is_a_str_subclass_whose_startswith_lies",
+        """
+        import enum
+        class S(str):
+            def isidentifier(self):
+                return True
+            def startswith(self, prefix, *args):
+                return False
+            def __format__(self, spec):
+                return "a," + '{}[str([c.__name__ for c in ().__class__.__base__.__subclasses__()][:2])]'
+            def __repr__(self):
+                return "'a'"
+        def hook(*args):
+            return "PW" + "NED"
+        E = enum.Enum("E", [(S("__repr__"), hook), ("A", 1)])
+        return repr(E.A)
+        """,
+        guard("an Enum member name must not start with `_` in the sandbox"),
+    ),
+    case(
+        "enum_names_as_a_mapping_whose_items_disagree_with_its_keys",
+        """
+        import enum
+        class D(dict):
+            def keys(self):
+                return ["A"]
+            def __iter__(self):
+                return iter(["A"])
+            def items(self):
+                return [("__repr__", lambda self: "PW" + "NED")]
+        E = enum.Enum("E", D(A=1))
+        return repr(E.A) if hasattr(E, "A") else repr(list(E))
+        """,
+        Value("<E.A: 1>"),
+    ),
+    case(
+        "enum_names_in_a_string_of_a_lying_subclass",
+        """
+        import enum
+        class S(str):
+            def isidentifier(self):
+                return True
+            def startswith(self, prefix, *args):
+                return False
+            def __format__(self, spec):
+                return "a," + '{}[str([c.__name__ for c in ().__class__.__base__.__subclasses__()][:2])]'
+            def __repr__(self):
+                return "'a'"
+        E = enum.Enum("E", S("A B"))
+        return [m.name for m in E]
+        """,
+        Value(["A", "B"]),
+    ),
+    case(
+        "three_argument_type_key_is_a_str_subclass_whose_startswith_lies",
+        """
+        class S(str):
+            def isidentifier(self):
+                return True
+            def startswith(self, prefix, *args):
+                return False
+            def __format__(self, spec):
+                return "a," + '{}[str([c.__name__ for c in ().__class__.__base__.__subclasses__()][:2])]'
+            def __repr__(self):
+                return "'a'"
+        X = type("X", (), {S("__init_subclass__"): classmethod(lambda cls: print("hook"))})
+        class Y(X):
+            pass
+        return 1
+        """,
+        guard("a class cannot define `__init_subclass__` in the sandbox"),
+    ),
+    case(
+        "string_formatter_missing",
+        """
+        import string
+        string.Formatter
+        """,
+        raised("AttributeError", "module 'string' has no attribute 'Formatter' in the sandbox"),
+        limits=BUDGET,
+    ),
+    case(
+        "make_dataclass_missing",
+        """
+        import dataclasses
+        dataclasses.make_dataclass
+        """,
+        raised("AttributeError", "module 'dataclasses' has no attribute 'make_dataclass' in the sandbox"),
+        limits=BUDGET,
+    ),
+    case(
+        "import_os_as_the_last_statement",
+        "import os",
+        guard("`import os` is not allowed"),
+        limits=BUDGET,
+    ),
+    case(
+        "import_types_as_the_last_statement",
+        "import types",
+        guard("`import types` is not allowed"),
+        limits=BUDGET,
+    ),
+    case(
+        "json_decoder_submodule",
+        """
+        import json
+        json.decoder
+        """,
+        raised("AttributeError", "module 'json' has no attribute 'decoder' in the sandbox"),
+        limits=BUDGET,
+    ),
+    case(
+        "re_private_compile",
+        """
+        import re
+        re._compile
+        """,
+        guard("`._compile` is not allowed"),
+        limits=BUDGET,
+    ),
+    case(
+        "typing_get_type_hints_missing",
+        """
+        import typing
+        typing.get_type_hints
+        """,
+        raised("AttributeError", "module 'typing' has no attribute 'get_type_hints' in the sandbox"),
+        limits=BUDGET,
+    ),
+    case(
+        "typing_forward_ref_missing",
+        """
+        import typing
+        typing.ForwardRef
+        """,
+        raised("AttributeError", "module 'typing' has no attribute 'ForwardRef' in the sandbox"),
+        limits=BUDGET,
+    ),
+    case(
+        "time_sleep",
+        """
+        import time
+        time.sleep(100)
+        """,
+        raised("RuntimeError", "`time.sleep()` would block every task"),
+        limits=BUDGET,
+    ),
+]
+CASES += [
+    case(f"re_{name}_reads_a_plain_template", (_LYING_PATTERN, f"return {code}"), Value(value))
+    for name, code, value in [
+        ("sub", 're.sub("a", S("b"), "a")', "b"),
+        ("subn", 're.subn("a", S("b"), "a")', ["b", 1]),
+        ("pattern_sub", 're.compile("a").sub(S("b"), "a")', "b"),
+        ("match_expand", 're.match("(a)", "a").expand(S("<\\\\1>"))', "<a>"),
+        ("compile", 'type(re.compile(S("zq")).pattern) is str', True),
+        ("search_with_positional_flags", 're.search(S("A"), "xa", re.I).group()', "a"),
+        ("split", 're.split(S(","), "a,b", 1)', ["a", "b"]),
+        ("escape", 're.escape(S("a.b"))', "a\\.b"),
+    ]
+] + [
+    case(
+        "string_template_subclass_with_a_lying_delimiter",
+        (
+            _LYING_PATTERN,
+            """
+            class T(string.Template):
+                delimiter = S("%")
+            return T("%who likes %what").substitute(who="tim", what="pie")
+            """,
+        ),
+        Value("tim likes pie"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "isolation"), params(CASES))
+async def test_imports_reach_only_facades(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
+    """Each import or module attribute gives a facade member or its exact refusal."""
+    await check(sb, case, isolation, host_secret)
+
+
+@pytest.mark.parametrize("case", controls(CASES))
+async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
+    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
+    await assert_works_in_cpython(case, tmp_path)
+
+
+def test_case_names_are_unique() -> None:
+    """Each case has its own name, so a test id names one technique."""
+    assert_unique(CASES)
