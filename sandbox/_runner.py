@@ -85,8 +85,8 @@ async def run_code(
             namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         seconds = limits.timeout - (time.monotonic() - started)
-        context.run(decimal.setcontext, decimal_context)  # in the run's own context: the caller's is not changed
-        value = await _run_main(namespace[MAIN](), facade, seconds, guards, context)
+        main = _with_decimal_context(namespace[MAIN](), decimal_context)
+        value = await _run_main(main, facade, seconds, guards, context)
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
         task = asyncio.current_task()
@@ -147,6 +147,11 @@ async def _run_main(
     if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
         raise guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
     return task.result()
+
+
+async def _with_decimal_context(main: Any, decimal_context: decimal.Context) -> Any:
+    decimal.setcontext(decimal_context)  # in the run's own context: the caller's is not changed
+    return await main
 
 
 async def _finished_within(task: asyncio.Future[Any], seconds: float) -> bool:
