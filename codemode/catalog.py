@@ -11,22 +11,24 @@ subscribers as one `CatalogChange`, which lets a search index or a discovery sta
 
 from __future__ import annotations
 
-import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from codemode._bulk import collector_paused
+from codemode._definitions import check_definition, collision_message, renamed
 from codemode._jsonl import tool_from_json_line
 from codemode._jsonschema import checked_schema
-from codemode._naming import close_matches, is_portable_alias, portable_alias
+from codemode._naming import close_matches
 from codemode.errors import CatalogError
 from codemode.tools import Handler, Tool, tool_from_function
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
-    from codemode._json import JsonObject, JsonValue
+    from codemode._json import JsonObject
     from codemode.policy import ApprovalRule, ToolLimits
 
 F = TypeVar("F", bound="Callable[..., Any]")
@@ -92,9 +94,20 @@ class Catalog:
         self._tools: dict[str, Tool] = {}
         self._by_key: dict[str, Tool] = {}
         self._version = 0
+        self._fingerprint: bytes | None = b""  # None once a tool came from anywhere but a JSONL file
         self._subscribers: list[Callable[[CatalogChange], None]] = []
         self._check_schemas = check_schemas
         self.extend(tools)
+
+    @property
+    def fingerprint(self) -> str | None:
+        """A hash of the JSONL files (and prefixes and aliases) every tool came from, or None if not all did.
+
+        Two catalogs with the same fingerprint hold the same definitions in the same order, so what is derived
+        from them (the search index on disk) can be cached under it without reading every definition. Any
+        other change (`add`, `extend`, `replace`, `remove`, `@tool`) makes it None for good.
+        """
+        return None if self._fingerprint is None else self._fingerprint.hex()
 
     @property
     def version(self) -> int:
@@ -169,7 +182,7 @@ class Catalog:
             limits=limits,
         )
         if self._check_schemas:
-            _check_definition(tool)
+            check_definition(tool)
             for field, schema in (("parameters", parameters), ("returns", returns)):
                 problem = _schema_draft(schema)[1] if schema is not None else None
                 if problem:
@@ -213,7 +226,7 @@ class Catalog:
                 (`{"car.rental": "car_rental_dotted"}` beside a tool named `car_rental`).
         """
         pending: dict[str, Tool] = {}
-        added = [self._check_new(_renamed(tool, prefix, aliases), pending) for tool in tools]
+        added = [self._check_new(renamed(tool, prefix, aliases), pending) for tool in tools]
         self._commit(added=added, removed=[])
 
     def replace(self, tool: Tool) -> Tool:
@@ -274,20 +287,21 @@ class Catalog:
                 file and line number); nothing is registered then.
         """
         try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
+            text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise CatalogError(f"Cannot read tool definitions from {str(path)!r}: {e}") from e
         pending: dict[str, Tool] = {}
         added: list[Tool] = []
         with collector_paused():
-            for number, line in enumerate(lines, start=1):
+            for number, line in enumerate(text.splitlines(), start=1):
                 if not line.strip():
                     continue
                 try:
-                    added.append(self._check_new(_renamed(tool_from_json_line(line), prefix, aliases), pending))
+                    added.append(self._check_new(renamed(tool_from_json_line(line), prefix, aliases), pending))
                 except CatalogError as e:
                     raise CatalogError(f"{path}:{number}: {e}") from e
-        self._commit(added=added, removed=[])
+        source = json.dumps([prefix, sorted((aliases or {}).items()), text], ensure_ascii=False)
+        self._commit(added=added, removed=[], source=source.encode("utf-8", "surrogatepass"))
         return added
 
     def __iter__(self) -> Iterator[Tool]:
@@ -304,17 +318,22 @@ class Catalog:
 
     def _check_new(self, tool: Tool, pending: dict[str, Tool], *, replacing: Tool | None = None) -> Tool:
         """Check a tool against the catalog and the other tools of its batch, then record it in `pending`."""
-        _check_definition(tool)
+        check_definition(tool)
         for key in dict.fromkeys((tool.name, tool.alias)):
             other = pending.get(key) or self._by_key.get(key)
             if other is not None and other is not replacing:
-                raise CatalogError(_collision_message(tool, other, key))
+                raise CatalogError(collision_message(tool, other, key))
             pending[key] = tool
         return tool
 
-    def _commit(self, *, added: list[Tool], removed: list[Tool]) -> None:
+    def _commit(self, *, added: list[Tool], removed: list[Tool], source: bytes | None = None) -> None:
+        """Apply one change and tell the subscribers; `source` is what a JSONL load read (for `fingerprint`)."""
         if not added and not removed:
             return
+        if source is None or self._fingerprint is None:
+            self._fingerprint = None
+        else:
+            self._fingerprint = hashlib.blake2b(self._fingerprint + source, digest_size=16).digest()
         replaced = {tool.name for tool in added}
         for tool in removed:
             if tool.name not in replaced:  # a replaced definition keeps its place in the order
@@ -332,57 +351,6 @@ class Catalog:
     def _hint(self, name: str) -> str:
         names = [tool.name for tool in self.similar(name)]
         return f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
-
-
-def _renamed(tool: Tool, prefix: str, aliases: Mapping[str, str] | None) -> Tool:
-    """The tool under its prefixed name, with the alias derived from it or given in `aliases`."""
-    name = f"{prefix}{tool.name}"
-    alias = (aliases or {}).get(name) or (portable_alias(name) if prefix else tool.alias)
-    if (name, alias) == (tool.name, tool.alias):
-        return tool
-    return dataclasses.replace(tool, name=name, alias=alias)
-
-
-def _collision_message(tool: Tool, other: Tool, key: str) -> str:
-    if tool.name == other.name:
-        return (
-            f"Tool {tool.name!r} is already in the catalog. Give the new tool another name, use "
-            "`catalog.replace(tool)` to change its definition, or load each source with its own `prefix`."
-        )
-    if key != tool.alias or key != other.alias:
-        return (
-            f"Tool {tool.name!r} and tool {other.name!r} would both be found as {key!r}, the name of one being "
-            "the alias of the other. Rename one of them, or give it another hand-made alias."
-        )
-    return (
-        f"Tool {tool.name!r} and tool {other.name!r} would both be called `tools.{key}`. Rename one of "
-        "them, give one a hand-made alias (`aliases={...}` when loading, or `Tool(alias=...)`), or load each "
-        "source with its own `prefix`."
-    )
-
-
-def _check_definition(tool: Tool) -> None:
-    """Raise `CatalogError` unless `tool` is a well-formed definition."""
-    if not isinstance(tool.name, str) or not tool.name:
-        raise CatalogError(f"A tool name must be a non-empty string, got {tool.name!r}.")
-    if not is_portable_alias(tool.alias):
-        raise CatalogError(
-            f"Tool {tool.name!r} has the alias {tool.alias!r}, which the model cannot write after `tools.`; "
-            f"use `portable_alias({tool.name!r})` ({portable_alias(tool.name)!r})."
-        )
-    if not isinstance(tool.description, str):
-        raise CatalogError(f"Tool {tool.name!r}: `description` must be a string, got {tool.description!r:.80}.")
-    if tool.handler is not None and not callable(tool.handler):
-        raise CatalogError(f"Tool {tool.name!r}: `handler` must be callable, got {tool.handler!r:.80}.")
-    params: JsonValue = tool.parameters
-    if not isinstance(params, dict) or params.get("type") != "object":
-        raise CatalogError(
-            f'Tool {tool.name!r}: `parameters` must be a JSON Schema of type "object" (the keyword arguments), '
-            f"got {params!r:.80}."
-        )
-    returns: JsonValue = tool.returns
-    if returns is not None and not isinstance(returns, dict):
-        raise CatalogError(f"Tool {tool.name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")
 
 
 def _schema_draft(schema: JsonObject) -> tuple[str, str | None]:

@@ -1,7 +1,8 @@
 """The builtins of one run: a curated set, with guarded `getattr`, `pow`, `format`, `print` and `__import__`.
 
-Missing on purpose: `open`, `input`, `exec`, `eval`, `compile`, `globals`, `locals`, `vars`, `breakpoint`,
-`memoryview`, `help` and `id`. Everything here is either a plain value type or guarded.
+Missing on purpose: `open`, `input`, `exec`, `eval`, `compile`, `globals`, `locals`, `breakpoint`,
+`memoryview`, `help` and `id`. Everything here is either a plain value type or guarded (`vars(obj)` is a copy of an
+instance's attributes, for the code's own classes only).
 """
 
 from __future__ import annotations
@@ -102,6 +103,15 @@ _SHARED: dict[str, Any] = {
 def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) -> dict[str, Any]:
     """The builtins dict for one run."""
 
+    def vars_(*obj: object) -> dict[str, Any]:
+        if len(obj) != 1:
+            raise TypeError("vars() without an argument is not available in the sandbox; call vars(obj)")
+        if isinstance(obj[0], type) or not guards.is_own(obj[0]) or not hasattr(obj[0], "__dict__"):
+            raise ForbiddenError("`vars(x)` works on instances of the code's own classes only; read attributes by name")
+        # a copy; `_private` names only where no standard-library base keeps its state in the instance
+        hidden = "__" if all(guards.is_own(c) or c.__module__ == "builtins" for c in type(obj[0]).__mro__) else "_"
+        return {k: v for k, v in obj[0].__dict__.items() if type(k) is str and not k.startswith(hidden)}
+
     def getattr_(obj: object, name: str, *default: object) -> Any:
         try:
             return guards.getattr(obj, name)
@@ -124,4 +134,5 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
         "delattr": guards.delattr,
         "pow": guards.pow,
         "format": guards.builtin_format,
+        "vars": vars_,
     }

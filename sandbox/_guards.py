@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import datetime
 import decimal
 import functools
 import inspect
@@ -21,11 +22,12 @@ from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack
 from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
 from sandbox._classes import SANDBOX_CLASS_MARK
 from sandbox._compile import FILENAME
-from sandbox._dunders import read_dunder
+from sandbox._dunders import own_instances_only, read_dunder
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
 from sandbox._signals import SEAL, StopRun, forbid
 from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
+from sandbox._supers import super_attribute
 from sandbox._typingfacade import check_subscription
 from sandbox.limits import timeout_message
 
@@ -40,6 +42,7 @@ _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "
 _WRITABLE = (decimal.Context, textwrap.TextWrapper)
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _MUTABLE = (dict, list, set, bytearray)
+_PLAIN_VALUES = (int, float, complex, bool, str, bytes, type(None))
 _BYTES = (bytes, bytearray)
 _PLAIN_SUBSCRIPTED = frozenset({dict, list, tuple, str, bytes, bytearray, range})
 _PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
@@ -129,11 +132,23 @@ class Guards(SizeGuards):
         """`obj.name`, unless the name is private to something the code did not define."""
         if type(name) is not str:
             raise TypeError(f"attribute name must be a string, not {type(name).__name__!r}")
+        if type(obj) is super:
+            return super_attribute(self, obj, name, *default)
+        self.check_attribute(obj, name)
         if name.startswith("__"):
             if name in READABLE_DUNDERS or (name == "__init__" and isinstance(obj, type) and not self.is_own(obj)):
-                return read_dunder(obj, name, is_own=self.is_own)
-            # `super().__init__(...)` and a class's own dunders; never a stdlib object's (it may be shared)
-            if name not in ALLOWED_DUNDER_METHODS or not (type(obj) is super or self.is_own(obj)):
+                return read_dunder(self, obj, name)
+            if isinstance(obj, type):  # an own class's: one it inherited works on the code's own instances only
+                return own_instances_only(self, obj, name, getattr(obj, name, *default))
+            return getattr(obj, name, *default)
+        return self.wrapped(obj, name, getattr(obj, name, *default))
+
+    def check_attribute(self, obj: object, name: str) -> None:
+        """Refuse `obj.name` if it is private to something the code did not define, or hands out the host."""
+        if name.startswith("__"):
+            # a class's own dunders; never a stdlib object's (it may be shared), but any class's `__init__`
+            readable = name in READABLE_DUNDERS or (name == "__init__" and isinstance(obj, type))
+            if not readable and (name not in ALLOWED_DUNDER_METHODS or not self.is_own(obj)):
                 forbid(dunder_refusal(name))
         elif name.startswith("_"):
             if not (self._private_is_own(obj) or (name in _NAMEDTUPLE_ATTRIBUTES and _is_tuple_or_tuple_class(obj))):
@@ -143,18 +158,27 @@ class Guards(SizeGuards):
         elif name in DRIVING and not may_drive(obj, own=self.is_own(obj)):
             # what an awaitable yields when driven by hand is the event loop's own future
             forbid(f"`.{name}()` is not allowed on a {type(obj).__name__!r} in the sandbox: `await` it instead")
-        elif name == "register" and isinstance(obj, abc.ABCMeta) and not self.is_own(obj):
-            forbid("`.register()` is not allowed on a standard library class: it would change it for every run")
+        elif name == "register" and isinstance(obj, abc.ABCMeta):
+            # even on the code's own ABC: the standard ABCs above it ask it, and cache the answer for every run
+            forbid("`.register()` is not allowed in the sandbox: it changes the ABC's checks for the whole process")
+        elif name == "obj" and isinstance(obj, AttributeError) and not self._plain_or_own(obj.obj):
+            # the object a failed lookup was made on: inside the standard library, one the sandbox hides
+            forbid("`.obj` of this AttributeError is not available in the sandbox; use `e.name` and `str(e)`")
+
+    def _plain_or_own(self, value: object) -> bool:
+        return type(value) in _PLAIN_VALUES or self.is_own(value)
+
+    def wrapped(self, obj: object, name: str, value: Any) -> Any:
+        """What the code gets for `obj.name` (read as `value`): a size-checked or cache-safe stand-in, or a copy."""
         if name in STR_METHODS:
             guarded = self._sized_method(obj, name)
             if guarded is not None:
                 return guarded
         elif name == "to_bytes" and isinstance(obj, int):
             return self._int_to_bytes(int.__index__(obj))  # the value itself, even of a subclass
-        elif (wrapped := _wrapped_method(obj, name)) is not None:
+        elif (wrapped := _wrapped_method(obj, name, value)) is not None:
             return wrapped
-        value = getattr(obj, name, *default)
-        if type(value) in _MUTABLE and not self.is_own(obj) and _is_class_attribute(obj, name, value):
+        if type(value) in _MUTABLE and _is_shared_class_attribute(obj, name, value):
             return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change
         return value
 
@@ -294,17 +318,31 @@ class Guards(SizeGuards):
         }
 
 
-def _wrapped_method(obj: object, name: str) -> Callable[..., Any] | None:
-    """An async generator's `asend`/`athrow`/`aclose` (awaited only) or a pattern's `sub` (plain templates)."""
+def _wrapped_method(obj: object, name: str, value: object) -> Callable[..., Any] | None:
+    """An async generator's awaited-only `asend`, a pattern's plain-template `sub`, a plain-string `strptime`.
+
+    re and _strptime cache what they parse for the whole process, keyed by strings the code could make lie.
+    """
     if name in ASYNC_GENERATOR_AWAITABLES and isinstance(obj, types.AsyncGeneratorType):
         return awaited_only(getattr(obj, name))
-    return templated(obj, name)  # re caches parsed templates for the whole process
+    if name == "strptime" and type(value) is types.BuiltinMethodType:  # not an override of the code's
+        cls = obj if isinstance(obj, type) else type(obj)
+        if issubclass(cls, datetime.datetime):
+            return _plain_strptime(value)
+    return templated(obj, name)
 
 
-def _is_class_attribute(obj: object, name: str, value: object) -> bool:
-    """Whether `value` is `name` in the namespace of `obj`'s class (or of `obj`, a class): shared by all users."""
+def _plain_strptime(strptime: Callable[[str, str], Any]) -> Callable[[str, str], Any]:
+    def strptime_(date_string: str, format: str, /) -> Any:  # datetime's own parameter name
+        return strptime(plain(date_string), plain(format))  # the cache is keyed by the format: no code's hash
+
+    return strptime_
+
+
+def _is_shared_class_attribute(obj: object, name: str, value: object) -> bool:
+    """Whether `value` is `name` in the namespace of a standard class of `obj`'s (or of `obj`, a class)."""
     cls = obj if isinstance(obj, type) else type(obj)
-    return any(vars(base).get(name) is value for base in cls.__mro__)
+    return any(vars(base).get(name) is value for base in cls.__mro__ if SANDBOX_CLASS_MARK not in vars(base))
 
 
 def _is_tuple_or_tuple_class(obj: object) -> bool:

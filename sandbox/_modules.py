@@ -43,6 +43,7 @@ from sandbox._regex import RE, Template
 from sandbox._repeat import fixed_members, run_random
 from sandbox._signals import ForbiddenImportError, forbid
 from sandbox._sizes import plain
+from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
 from sandbox._typingfacade import make_typing
 
 
@@ -80,7 +81,7 @@ def _public(module: ModuleType, *, exclude: str = "") -> dict[str, Any]:
 
 # Plain members, the same for every run: only pure functions, classes and constants.
 _STATIC: dict[str, dict[str, Any]] = {
-    "json": _pick(json, "dumps loads JSONDecodeError"),
+    "json": _pick(json, "dumps loads JSONDecodeError JSONEncoder"),
     "re": RE,
     "datetime": _pick(datetime, "date datetime time timedelta timezone tzinfo MINYEAR MAXYEAR UTC"),
     "collections.abc": _public(collections.abc),
@@ -300,6 +301,10 @@ _BUILDERS: dict[str, _Builder] = {
     "time": _time,
     "urllib": _urllib,
     "typing": _typing,
+    "abc": make_abc,
+    "sys": make_sys,
+    "traceback": make_traceback,
+    "logging": make_logging,
 }
 _INTERNAL = frozenset({"_strptime"})
 ALLOWED_MODULES: frozenset[str] = frozenset({*_STATIC, *_BUILDERS, "asyncio", "decimal"})  # made by the runner

@@ -22,9 +22,11 @@ from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._decimalctx import decimal_members
 from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
+from sandbox._matching import match_names
 from sandbox._modules import Module, make_importer
 from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun
 from sandbox._sizes import SizeLimitError
+from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
 from sandbox._variables import Keeper
 from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
@@ -132,6 +134,7 @@ def _globals(
         "__name__": "__main__",
         "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
+        **match_names(guards),
     }
     for name, names in functions.items():
         namespace[name] = FunctionProxy(calls, name) if names is None else NamespaceProxy(calls, name, names)
@@ -207,7 +210,7 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
     frames = _model_frames(exc.__traceback__)
     line = frames[-1][1] if frames else None
     where = f" (line {line})" if line else ""
-    if isinstance(exc, StopRun) and exc._sealed:
+    if isinstance(exc, StopRun) and exc.sealed():
         return RunError(kind=cast("ErrorKind", exc.kind), message=f"{exc.message}{where}", line=line)
     kind: ErrorKind = "runtime"
     if isinstance(exc, (ForbiddenError, ForbiddenImportError)):

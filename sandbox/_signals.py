@@ -28,7 +28,11 @@ class StopRun(GeneratorExit):  # a signal, not an error the code can handle
 
     def again(self) -> StopRun:
         """A fresh signal saying the same: raising one instance from many frames chains its tracebacks."""
-        return StopRun(self.kind, self.message, seal=SEAL if self._sealed else None)
+        return StopRun(self.kind, self.message, seal=SEAL if self.sealed() else None)
+
+    def sealed(self) -> bool:
+        """Whether the sandbox made this signal, so its `kind` is believed (never a subclass the code made)."""
+        return type(self) is StopRun and vars(self).get("_sealed") is True
 
 
 class ForbiddenError(AttributeError):

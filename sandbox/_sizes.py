@@ -246,6 +246,22 @@ class _GuardedFormatter(string.Formatter):
 
     def __init__(self, guards: SizeGuards) -> None:
         self.guards = guards
+        self.numbering: list[bool] = []  # per field: numbered automatically (`{}`, `{.x}`, `{[0]}`) or by hand
+
+    def parse(self, format_string: str) -> Any:
+        """Number `{.x}` and `{[0]}` automatically as `str.format` does (`string.Formatter` makes them a KeyError)."""
+        for literal, field, spec, conversion in super().parse(format_string):
+            if field is not None and (field == "" or field[0] in ".["):
+                self.numbering.append(True)
+                field = f"{self.numbering.count(True) - 1}{field}"
+            elif field is not None and field.split(".")[0].split("[")[0].isdigit():
+                self.numbering.append(False)
+            if len(set(self.numbering)) > 1:
+                first, then = ("automatic field numbering", "manual field specification")[
+                    :: 1 if self.numbering[0] else -1
+                ]
+                raise ValueError(f"cannot switch from {first} to {then}")
+            yield literal, field, spec, conversion
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, Any]:
         first, rest = _formatter_field_name_split(field_name)

@@ -1,8 +1,9 @@
 """The default BM25F index of a large catalog, kept on disk so the next start with the same tools skips tokenizing.
 
 Tokenizing is most of the cost of indexing (about two thirds at 10,000 tools), and its result depends only on
-each tool's four field texts (`field_texts`) and on the tokenizer's code. The file is named by a hash of both,
-so a catalog, a tool or a tokenizer that changed simply finds no file. It holds the index's postings (term ->
+each tool's four field texts (`field_texts`) and on the tokenizer's code. The file is named by a hash of both
+(for a catalog read from JSONL files only, of its `fingerprint`: the files themselves), so a catalog, a tool or
+a tokenizer that changed simply finds no file. It holds the index's postings (term ->
 tools and counts, per field, as text) and each tool's field lengths, as JSON (never pickle): a header line
 (format, key, count, a BLAKE2 digest of the payload) and the payload line; read back, they are what `add` builds.
 A file that is unreadable, truncated, for other tools, not owned by the user or writable by others is ignored
@@ -20,7 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from codemode import _definitions, _jsonl
 from codemode._bulk import collector_paused
+from codemode.catalog import Catalog
 from codemode.search import _bm25, _tokenize
 from codemode.search._bm25 import BM25Params, SearchIndex, field_terms, field_texts
 
@@ -54,35 +57,40 @@ def cached_index(
         params: The BM25F parameters (they weigh terms at search time; the file holds only postings).
         min_tools: Catalogs smaller than this are indexed without a file.
     """
+    fingerprint = tools.fingerprint if isinstance(tools, Catalog) else None
     tools = list(tools)
     if folder is None or len(tools) < min_tools or len({tool.name for tool in tools}) < len(tools):
         return SearchIndex(tools, params=params)  # repeated names replace each other: the plain path's job
     with collector_paused():
-        texts = [field_texts(tool) for tool in tools]
-        key = _key(texts)
+        # A catalog read from JSONL files names its definitions by a hash of the files: no schema is walked.
+        texts = None if fingerprint else [field_texts(tool) for tool in tools]
+        key = _key(fingerprint, texts)
         path = folder / f"bm25-{key}.json"
         saved = _read(path, key, len(tools))
         if saved is not None:
             return SearchIndex._restored(tools, *saved, params)  # the postings `add` would have made
         index = SearchIndex(params=params)
-        for tool, row in zip(tools, texts, strict=True):
-            index._add_terms(tool, field_terms(row))  # as `add`, without walking each schema again
+        for tool, row in zip(tools, texts or [field_texts(tool) for tool in tools], strict=True):
+            index._add_terms(tool, field_terms(row))  # as `add`, each schema walked once
         _write(path, key, index)
     return index
 
 
-def _key(texts: list[tuple[str, str, str, str]]) -> str:
-    """A hash of every field text, in order, and of the code that turns texts into terms."""
+def _key(fingerprint: str | None, texts: list[tuple[str, str, str, str]] | None) -> str:
+    """A hash of the code that turns definitions into terms, and of the catalog's fingerprint or every field text."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(_code_version())
-    digest.update(json.dumps(texts).encode())  # ASCII: escapes keep every string exact, lone surrogates too
+    if fingerprint:
+        digest.update(b"fingerprint:" + fingerprint.encode())
+    else:
+        digest.update(b"texts:" + json.dumps(texts).encode())  # ASCII escapes keep every string exact
     return digest.hexdigest()
 
 
 def _code_version() -> bytes:
-    """The format and the source of the tokenizer and the field extraction: a change to either is a new key."""
+    """The format and the source of the modules that make terms of a definition: a change to one is a new key."""
     parts = [str(FORMAT).encode()]
-    for module in (_tokenize, _bm25):
+    for module in (_tokenize, _bm25, _jsonl, _definitions):  # the last two: how a JSONL line becomes a tool
         try:
             parts.append(Path(module.__file__ or "").read_bytes())
         except OSError:  # no source beside the module (a frozen app): the format alone
@@ -103,13 +111,13 @@ def _read(path: Path, key: str, count: int) -> tuple[FlatPostings, list[tuple[in
             return None
         flat, flat_lengths = json.loads(payload)
         numbers = list(map(int, flat_lengths.split()))
-        lengths = list(zip(*[iter(numbers)] * _FIELDS, strict=False))
+        if len(flat) != _FIELDS or not all(isinstance(field, dict) for field in flat):
+            return None
     except (OSError, ValueError, TypeError, AttributeError):  # unreadable, not JSON, or not the shape written
         return None
-    if len(flat) != _FIELDS or not all(isinstance(field, dict) for field in flat):
+    if len(numbers) != count * _FIELDS:
         return None
-    if len(lengths) != count or len(numbers) != count * _FIELDS:
-        return None
+    lengths = list(zip(*[iter(numbers)] * _FIELDS, strict=True))
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used: kept when the folder is pruned
     return tuple(flat), lengths  # the digest vouches that each posting is the `"doc count ..."` `_write` wrote

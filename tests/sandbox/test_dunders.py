@@ -21,7 +21,6 @@ from redteam_kit import (
     guard,
     params,
     policy,
-    raised,
     run,
 )
 
@@ -339,9 +338,9 @@ REFUSED = [
         guard("`._calls` is not allowed"),
     ),
     case(
-        "vars_is_not_a_builtin",
+        "vars_of_a_value_the_code_did_not_define",
         "return vars(1)",
-        raised("NameError", "name 'vars' is not defined"),
+        guard("`vars(x)` works on instances of the code's own classes only"),
     ),
     case(
         "name_of_main_cannot_be_set",
@@ -428,7 +427,7 @@ REFUSAL_MESSAGES = {
     "return {}.__len__()": "call len(x) instead",
     "return [].__iter__()": "call iter(x) instead",
     "class A:\n    pass\nreturn A().__dict__": (
-        "read the attributes by name, or use `dataclasses.asdict(x)` for a dataclass"
+        "use `vars(x)` for a copy of an object's attributes and `setattr(x, name, value)` to set one"
     ),
     "return int.__mro__": "use `isinstance(x, C)` or `issubclass(C, B)`",
     "return int.__subclasses__()": "use `isinstance(x, C)` or `issubclass(C, B)`",

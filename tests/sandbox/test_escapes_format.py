@@ -43,7 +43,6 @@ CASES = [
         "format_auto_numbered_walk",
         'return "{.__class__.__base__}".format(()) + "PW" + "NED"',
         guard("`.__base__` is not allowed"),
-        still_open="an auto-numbered field with an attribute (`{.x}`) is a KeyError: the walk is never checked",
         control=True,
     ),
     case(
@@ -301,6 +300,26 @@ CASES = [
         "'{x.__globals__}'.format_map({'x': (lambda: 0)})",
         guard("`.__globals__` is not allowed"),
         limits=BUDGET,
+    ),
+    # -- auto-numbered fields with attributes (`{.x}`, `{[0]}`) go through the same guard
+    case(
+        "format_field_private_attribute_of_a_facade",
+        "import json\nreturn '{._x}'.format(json)",
+        guard("`._x` is not allowed"),
+    ),
+    case(
+        "format_auto_numbered_frame_walk",
+        """
+        def g():
+            yield 1
+        return '{.gi_frame}'.format(g())
+        """,
+        guard("`.gi_frame` is not allowed"),
+    ),
+    case(
+        "format_auto_numbered_index_then_dunder",
+        "return '{[0].__globals__}'.format([lambda: 0])",
+        guard("`.__globals__` is not allowed"),
     ),
 ]
 

@@ -395,7 +395,7 @@ CASES = [
     case(
         "super_of_a_host_proxy_hides_its_private_state",
         'return str(getattr(super(type(echo), echo), "_calls")) + "PW" + "NED"',
-        guard("`._calls` is not allowed"),
+        guard("`super(...)` works in the sandbox only inside the code's own classes"),
     ),
     case(
         "proxy_class_private_slot",
@@ -408,7 +408,7 @@ CASES = [
         super(type(echo), echo).__init__()
         return 1
         """,
-        Value(1),
+        guard("`super(...)` works in the sandbox only inside the code's own classes"),
     ),
     case(
         "method_type_rebinds_print_to_a_value",

@@ -87,7 +87,7 @@ CASES = [
     case(
         "vars_of_object_reaches_subclasses",
         'return len(vars(type)["__subclasses__"](object))',
-        raised("NameError", "name 'vars' is not defined"),
+        guard("`vars(x)` works on instances of the code's own classes only"),
         control=True,
     ),
     case(
@@ -762,6 +762,99 @@ CASES = [
         """,
         policy("`.__globals__` is not allowed"),
         limits=BUDGET,
+    ),
+    # -- `vars(obj)`: a copy, for the code's own instances only; `__dict__` stays refused
+    case(
+        "vars_is_a_copy",
+        """
+        class A:
+            pass
+        a = A()
+        a.x = 1
+        vars(a)['x'] = 2
+        return a.x
+        """,
+        Value(1),
+    ),
+    case(
+        "vars_of_a_class",
+        """
+        class A:
+            pass
+        return vars(A)
+        """,
+        guard("`vars(x)` works on instances of the code's own classes only"),
+    ),
+    case(
+        "vars_of_a_function",
+        """
+        def f():
+            pass
+        return vars(f)
+        """,
+        Value({}),
+    ),
+    case(
+        "vars_of_a_host_proxy",
+        "return vars(echo)",
+        guard("`vars(x)` works on instances of the code's own classes only"),
+    ),
+    case(
+        "vars_of_a_stdlib_instance",
+        "import textwrap\nreturn vars(textwrap.TextWrapper())",
+        guard("`vars(x)` works on instances of the code's own classes only"),
+    ),
+    case(
+        "vars_of_a_subclass_of_a_stdlib_class",
+        """
+        import textwrap
+        class W(textwrap.TextWrapper):
+            pass
+        return sorted(vars(W()))[:3]
+        """,
+        Value(["break_long_words", "break_on_hyphens", "drop_whitespace"]),
+    ),
+    case(
+        "vars_of_an_own_exception",
+        """
+        class E(Exception):
+            def __init__(self, code):
+                super().__init__(code)
+                self.code = code
+        return vars(E(3))
+        """,
+        Value({"code": 3}),
+    ),
+    case(
+        "dict_update_on_self_stays_refused",
+        """
+        class A:
+            def __init__(self, **kw):
+                self.__dict__.update(kw)
+        return A(x=1).x
+        """,
+        policy("`.__dict__` is not allowed"),
+    ),
+    case(
+        "vars_of_a_subclass_of_an_asyncio_lock",
+        """
+        import asyncio
+        class L(asyncio.Lock):
+            pass
+        return vars(L())
+        """,
+        Value({}),
+    ),
+    case(
+        "vars_keeps_the_codes_own_private_names",
+        """
+        class A:
+            def __init__(self):
+                self._n = 1
+                self.m = 2
+        return vars(A())
+        """,
+        Value({"_n": 1, "m": 2}),
     ),
 ]
 

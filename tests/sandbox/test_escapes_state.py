@@ -384,7 +384,7 @@ LEFTOVERS = [
     Leftover(
         "module_dict_through_vars",
         "import json\nvars(json)['dumps'] = len",
-        raised("NameError", "name 'vars' is not defined"),
+        guard("`vars(x)` works on instances of the code's own classes only"),
         "import json\nreturn json.dumps([1])",
         "[1]",
     ),
@@ -405,7 +405,7 @@ LEFTOVERS = [
     Leftover(
         "json_encoder_separator",
         "import json\njson.JSONEncoder.item_separator = '|'",
-        raised("AttributeError", "module 'json' has no attribute 'JSONEncoder' in the sandbox"),
+        guard("cannot set `.item_separator` on a 'type' object"),
         "import json\nreturn json.dumps([1, 2])",
         "[1, 2]",
     ),

@@ -1602,6 +1602,119 @@ CASES = [
             print("gave up:", err, type(err).__name__)
         """,
     ),
+    case(
+        "abc_abstract_base_class",
+        """
+        from abc import ABC, abstractmethod
+
+        class Shape(ABC):
+            @abstractmethod
+            def area(self) -> float: ...
+
+            def describe(self):
+                return f"{type(self).__name__} of area {self.area()}"
+
+        class Square(Shape):
+            def __init__(self, side):
+                self.side = side
+
+            def area(self):
+                return self.side**2
+
+        try:
+            Shape()
+        except TypeError as e:
+            print("refused:", e)
+        print(Square(3).describe(), isinstance(Square(1), Shape))
+        """,
+    ),
+    case(
+        "logging_below_the_level_prints_nothing",
+        """
+        import logging
+
+        logger = logging.getLogger("sandbox_language_case")
+        logger.debug("hidden %s", 1)
+        logger.info("hidden too")
+        print(logger.isEnabledFor(logging.DEBUG), logger.getEffectiveLevel(), logging.INFO, logging.ERROR)
+        """,
+    ),
+    case(
+        "traceback_format_exc_in_an_except_block",
+        """
+        import traceback
+
+        def parse(text):
+            return int(text)
+
+        try:
+            parse("twelve")
+        except ValueError:
+            lines = traceback.format_exc().splitlines()
+            print(lines[0])
+            print(lines[-1])
+        try:
+            {}["missing"]
+        except KeyError as e:
+            print(traceback.format_exception_only(e)[-1].strip(), traceback.format_exception(e)[-1].strip())
+        print(repr(traceback.format_exc()))
+        """,
+    ),
+    case(
+        "sys_constants_and_stdout_write",
+        """
+        import sys
+
+        sys.stdout.write("progress: 1/2\\n")
+        sys.stdout.flush()
+        print(sys.maxsize > 2**31, sys.version_info >= (3, 8), sys.version_info.major)
+        print(sys.byteorder in ("little", "big"))
+        n = sys.stdout.write("done\\n")
+        n
+        """,
+    ),
+    case(
+        "json_encoder_subclass_with_default",
+        """
+        import json
+        from datetime import date
+
+        class Encoder(json.JSONEncoder):
+            def default(self, o):
+                if isinstance(o, (set, frozenset)):
+                    return sorted(o)
+                if isinstance(o, date):
+                    return o.isoformat()
+                return super().default(o)
+
+        print(json.dumps({"tags": {"b", "a"}, "when": date(2024, 5, 1)}, cls=Encoder, sort_keys=True))
+        try:
+            json.dumps({"x": object()}, cls=Encoder)
+        except TypeError as e:
+            print("TypeError:", e)
+        json.dumps([{1, 2}], cls=Encoder, indent=2)
+        """,
+    ),
+    case(
+        "vars_and_format_fields_with_attributes",
+        """
+        class Point:
+            def __init__(self, x, y, **extra):
+                self.x, self.y = x, y
+                for key, value in extra.items():
+                    setattr(self, key, value)
+
+        p = Point(1, 2, label="A")
+        print(vars(p), sorted(vars(p)))
+        print("{0.x},{0.y} {0.label}".format(p), "{.x}/{.y}".format(p, p), "{.real} {[1]}".format(5, "ab"))
+        print("{p.label}: {p.x}".format(p=p), "{:>{}}|".format("r", 3))
+        try:
+            "{0} {}".format(1, 2)
+        except ValueError as e:
+            print(e)
+        vars(p)
+        """,
+    ),
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from codemode import Tool
+from codemode import Catalog, Tool
 from codemode._cachedir import default_cache_dir
 from codemode.cli import main
 from codemode.search import SearchIndex
@@ -74,6 +75,28 @@ def test_a_saved_index_of_real_catalogs_answers_every_labelled_query_as_a_fresh_
     assert ranked(read, queries) == ranked(SearchIndex(tools), queries)
 
 
+def test_a_catalog_read_from_jsonl_files_is_keyed_by_the_files(tmp_path: Path) -> None:
+    """Equal files give equal fingerprints and the saved index; a prefix or any other change is another key."""
+    path = tmp_path / "tools.jsonl"
+    rows = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in TOOLS]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    first, second, prefixed = Catalog(), Catalog(), Catalog()
+    first.load_jsonl(path)
+    second.load_jsonl(path)
+    prefixed.load_jsonl(path, prefix="x.")
+    cached_index(first, folder=tmp_path / "cache", min_tools=1)
+    read = cached_index(second, folder=tmp_path / "cache", min_tools=1)
+
+    assert first.fingerprint == second.fingerprint
+    assert first.fingerprint is not None
+    assert prefixed.fingerprint not in (None, first.fingerprint)
+    assert read._fields is None
+    assert ranked(read, QUERIES) == ranked(SearchIndex(list(second)), QUERIES)
+    second.add(name="send_fax", description="Send a fax.", parameters={"type": "object", "properties": {}})
+    assert second.fingerprint is None
+    assert cached_index(second, folder=tmp_path / "cache", min_tools=1)._fields is not None
+
+
 def test_a_restored_index_follows_removals_replacements_and_additions_as_a_fresh_one(tmp_path: Path) -> None:
     """After reading the file, removing, replacing and adding tools leaves the index a fresh build would be."""
     cached_index(TOOLS, folder=tmp_path, min_tools=1)
@@ -112,6 +135,21 @@ def test_a_damaged_file_is_ignored_and_written_again(damage: object, tmp_path: P
     assert index._fields is not None  # rebuilt, not read
     assert ranked(index, QUERIES) == ranked(SearchIndex(TOOLS), QUERIES)
     assert saved.read_bytes() == good
+
+
+@pytest.mark.parametrize("payload", [b'[1, "x"]', b'[[{}, {}, {}], "1 2 3 4"]', b'[[{}, {}, {}, {}], "1 2 x"]', b"{}"])
+def test_a_file_of_another_shape_with_a_good_digest_is_ignored(payload: bytes, tmp_path: Path) -> None:
+    """A payload that is not what this version writes (wrong fields, lengths, types) is rebuilt, not trusted."""
+    cached_index(TOOLS, folder=tmp_path, min_tools=1)
+    [saved] = index_files(tmp_path)
+    header = json.loads(saved.read_bytes().split(b"\n", 1)[0])
+    header["digest"] = hashlib.blake2b(payload, digest_size=16).hexdigest()
+    saved.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+    index = cached_index(TOOLS, folder=tmp_path, min_tools=1)
+
+    assert index._fields is not None
+    assert ranked(index, QUERIES) == ranked(SearchIndex(TOOLS), QUERIES)
 
 
 def test_a_file_others_could_have_written_is_not_read(tmp_path: Path) -> None:

@@ -1,0 +1,71 @@
+"""What a definition must be to enter a catalog: a well-formed tool, under its (prefixed) name and alias.
+
+Apart from `codemode.catalog` so that the catalog module holds what a catalog does, and these checks, shared
+by every way in (`add`, `extend`, `load_jsonl`, `replace`), sit together with the messages they raise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from codemode._naming import is_portable_alias, portable_alias
+from codemode.errors import CatalogError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from codemode._json import JsonValue
+    from codemode.tools import Tool
+
+
+def renamed(tool: Tool, prefix: str, aliases: Mapping[str, str] | None) -> Tool:
+    """The tool under its prefixed name, with the alias derived from it or given in `aliases`."""
+    name = f"{prefix}{tool.name}"
+    alias = (aliases or {}).get(name) or (portable_alias(name) if prefix else tool.alias)
+    if (name, alias) == (tool.name, tool.alias):
+        return tool
+    return dataclasses.replace(tool, name=name, alias=alias)
+
+
+def collision_message(tool: Tool, other: Tool, key: str) -> str:
+    """What to do when `tool` would be found as `key`, which already names `other`."""
+    if tool.name == other.name:
+        return (
+            f"Tool {tool.name!r} is already in the catalog. Give the new tool another name, use "
+            "`catalog.replace(tool)` to change its definition, or load each source with its own `prefix`."
+        )
+    if key != tool.alias or key != other.alias:
+        return (
+            f"Tool {tool.name!r} and tool {other.name!r} would both be found as {key!r}, the name of one being "
+            "the alias of the other. Rename one of them, or give it another hand-made alias."
+        )
+    return (
+        f"Tool {tool.name!r} and tool {other.name!r} would both be called `tools.{key}`. Rename one of "
+        "them, give one a hand-made alias (`aliases={...}` when loading, or `Tool(alias=...)`), or load each "
+        "source with its own `prefix`."
+    )
+
+
+def check_definition(tool: Tool) -> None:
+    """Raise `CatalogError` unless `tool` is a well-formed definition."""
+    if not isinstance(tool.name, str) or not tool.name:
+        raise CatalogError(f"A tool name must be a non-empty string, got {tool.name!r}.")
+    if not is_portable_alias(tool.alias):
+        raise CatalogError(
+            f"Tool {tool.name!r} has the alias {tool.alias!r}, which the model cannot write after `tools.`; "
+            f"use `portable_alias({tool.name!r})` ({portable_alias(tool.name)!r})."
+        )
+    if not isinstance(tool.description, str):
+        raise CatalogError(f"Tool {tool.name!r}: `description` must be a string, got {tool.description!r:.80}.")
+    if tool.handler is not None and not callable(tool.handler):
+        raise CatalogError(f"Tool {tool.name!r}: `handler` must be callable, got {tool.handler!r:.80}.")
+    params: JsonValue = tool.parameters
+    if not isinstance(params, dict) or params.get("type") != "object":
+        raise CatalogError(
+            f'Tool {tool.name!r}: `parameters` must be a JSON Schema of type "object" (the keyword arguments), '
+            f"got {params!r:.80}."
+        )
+    returns: JsonValue = tool.returns
+    if returns is not None and not isinstance(returns, dict):
+        raise CatalogError(f"Tool {tool.name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")
