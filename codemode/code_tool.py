@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 MODULES = (
     "asyncio json math re datetime collections itertools functools statistics random string textwrap decimal "
     "fractions base64 hashlib uuid heapq bisect typing dataclasses copy enum operator time unicodedata html "
-    "urllib.parse calendar difflib"
+    "urllib.parse calendar difflib abc logging traceback sys"
 ).split()
 
 INPUT_SCHEMA: JsonObject = {

@@ -654,7 +654,7 @@ back, so filter, join and summarise data in code rather than returning it all.
 - `await tools.<name>(arg=value, ...)` calls a tool with keyword arguments; results are JSON data.
   A failed call raises `ToolError` with a message saying what to fix.
 - Run independent calls together: `a, b = await asyncio.gather(tools.x(...), tools.y(...))`.
-- Modules: asyncio, json, math, re, datetime, collections, itertools, functools, statistics, random, string, textwrap, decimal, fractions, base64, hashlib, uuid, heapq, bisect, typing, dataclasses, copy, enum, operator, time, unicodedata, html, urllib.parse, calendar, difflib. No files, network or processes.
+- Modules: asyncio, json, math, re, datetime, collections, itertools, functools, statistics, random, string, textwrap, decimal, fractions, base64, hashlib, uuid, heapq, bisect, typing, dataclasses, copy, enum, operator, time, unicodedata, html, urllib.parse, calendar, difflib, abc, logging, traceback, sys. No files, network or processes.
 - Per run: 30 s, 1,000 tool calls, 65,536 characters of output.\
 """)
 
@@ -760,3 +760,12 @@ async def test_process_isolation_returns_the_same_text_and_announcement_as_inlin
     assert DiscoveryState.from_history([process.announcement or ""]) == DiscoveryState.from_history(
         [inline.announcement or ""]
     )
+
+
+def test_the_code_tool_names_every_module_the_sandbox_lets_code_import() -> None:
+    """The model learns what it may import from the tool's description; it must match what imports succeed."""
+    from codemode.code_tool import MODULES
+    from sandbox._modules import ALLOWED_MODULES
+
+    umbrellas = {"urllib", "collections.abc"}  # reached as `urllib.parse` and `collections.abc` of `collections`
+    assert sorted(MODULES) == sorted(ALLOWED_MODULES - umbrellas)
