@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 from sandbox._awaiting import anext_
 from sandbox._budgets import OUTPUT_MARKER
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
-from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
+from sandbox._signals import SEAL, ForbiddenError, StopRun
 from sandbox.limits import output_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from sandbox._guards import Guards
 
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
@@ -99,17 +101,30 @@ def _head(parts: list[str], size: int) -> str:
     return "".join(taken)
 
 
+def _dir(obj: object = None) -> list[str]:
+    if obj is None:
+        raise TypeError("dir() without an argument is not available in the sandbox; call dir(obj)")
+    return [name for name in dir(obj) if not name.startswith("_")]
+
+
 def _exit(*_: object) -> None:
     raise StopRun("runtime", "exit() ended the run", seal=SEAL)
 
 
+_SHARED: dict[str, Any] = {
+    **PLAIN_BUILTINS,
+    "type": SafeType,
+    **{real.__name__: sized for real, sized in SIZED.items()},
+    "anext": anext_,
+    "dir": _dir,
+    "exit": _exit,
+    "quit": _exit,
+}
+"""The builtins that hold no state of a run: the same objects in every run's dict (a fresh dict each run)."""
+
+
 def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) -> dict[str, Any]:
     """The builtins dict for one run."""
-
-    def dir_(obj: object = None) -> list[str]:
-        if obj is None:
-            raise TypeError("dir() without an argument is not available in the sandbox; call dir(obj)")
-        return [name for name in dir(obj) if not name.startswith("_")]
 
     def vars_(*obj: object) -> dict[str, Any]:
         if len(obj) != 1:
@@ -131,13 +146,10 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
             raise
 
     return {
-        **PLAIN_BUILTINS,
+        **_SHARED,
         "__import__": importer,
         "print": output.print,
-        "type": SafeType,
-        **{real.__name__: sized for real, sized in SIZED.items()},
         "sorted": sorted_for(guards),
-        "anext": anext_,
         SIZE_GUARDS: guards,
         "getattr": getattr_,
         "hasattr": guards.hasattr,
@@ -146,8 +158,5 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
         "pow": guards.pow,
         "sum": guards.sum,
         "format": guards.builtin_format,
-        "dir": dir_,
         "vars": vars_,
-        "exit": _exit,
-        "quit": _exit,
     }

@@ -44,7 +44,7 @@ class NotJsonError(ValueError):
 
 def check_json(value: object, *, max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
     """Return a fresh copy of `value` made only of exact JSON types (tuples become lists), or raise `NotJsonError`."""
-    return _Converter("value", max_depth, max_int_bits, MAX_NODES, strict=True).value(value, "value", max_depth)
+    return _convert("value", value, max_depth, max_int_bits, strict=True)
 
 
 def to_json(value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
@@ -56,7 +56,18 @@ def to_json(value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, m
         max_depth: Levels of nesting allowed.
         max_int_bits: The largest int allowed, in bits.
     """
-    return _Converter(path, max_depth, max_int_bits, MAX_NODES, strict=False).value(value, path, max_depth)
+    return _convert(path, value, max_depth, max_int_bits, strict=False)
+
+
+def _convert(root: str, value: object, max_depth: int, max_int_bits: int, *, strict: bool) -> JsonValue:
+    """Convert without naming where each value sits; only if that fails, again with names, for the message."""
+    try:
+        return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=False).value(
+            value, root, max_depth
+        )
+    except NotJsonError:
+        pass  # the same walk again names the place: it reads plain data only, so it fails in the same place
+    return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=True).value(value, root, max_depth)
 
 
 def json_size(value: JsonValue, limit: int, *, utf8: bool = False) -> int | None:
@@ -97,12 +108,16 @@ _SIZE_SLACK = 16
 
 
 class _Converter:
-    def __init__(self, root: str, max_depth: int, max_int_bits: int, max_nodes: int, *, strict: bool) -> None:
+    def __init__(
+        self, root: str, max_depth: int, max_int_bits: int, max_nodes: int, *, strict: bool, paths: bool
+    ) -> None:
         self.root = root
         self.max_depth = max_depth
         self.max_int_bits = max_int_bits
         self.nodes_left = max_nodes
         self.strict = strict
+        self.paths = paths
+        """Whether to name each value's place (`value['a'][0]`): only for the message of a value that failed."""
 
     def value(self, value: Any, path: str, depth: int) -> JsonValue:
         self.nodes_left -= 1
@@ -144,10 +159,12 @@ class _Converter:
             name = self.key(key, path)
             if name in out:
                 raise NotJsonError(f"{path} has two keys that both become {name!r} in JSON; keep one of them")
-            out[name] = self.value(item, f"{path}[{name!r}]", depth - 1)
+            out[name] = self.value(item, f"{path}[{name!r}]" if self.paths else path, depth - 1)
         return out
 
     def items(self, iterator: Any, path: str, depth: int) -> list[JsonValue]:
+        if not self.paths:
+            return [self.value(item, path, depth - 1) for item in iterator]
         return [self.value(item, f"{path}[{index}]", depth - 1) for index, item in enumerate(iterator)]
 
     def key(self, key: Any, path: str) -> str:

@@ -14,7 +14,7 @@ import types
 from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._classes import real_bases
-from sandbox._guards import forbid
+from sandbox._signals import forbid
 from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:

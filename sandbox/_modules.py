@@ -38,9 +38,10 @@ from typing import Any
 
 from sandbox._classgen import ENUMS, make_dataclasses
 from sandbox._copying import deepcopy
-from sandbox._guards import ForbiddenImportError, Guards, forbid
+from sandbox._guards import Guards
 from sandbox._regex import RE, Template
 from sandbox._repeat import fixed_members, run_random
+from sandbox._signals import ForbiddenImportError, forbid
 from sandbox._sizes_text import plain
 from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
 from sandbox._typingfacade import make_typing
@@ -152,7 +153,7 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 
 def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
-    generator = run_random()
+    generator = run_random(guards.repeat)
 
     def getrandbits(k: int) -> int:
         return generator.getrandbits(guards.check_length(k, "an int with a bit length"))
@@ -324,9 +325,9 @@ def import_module(name: str, modules: dict[str, Any], guards: Guards) -> Module:
     if facade is not None:
         return facade  # type: ignore[no-any-return]
     if name in _STATIC:
-        facade = Module(name, {**_STATIC[name], **fixed_members(name)})
+        facade = Module(name, {**_STATIC[name], **fixed_members(name, guards.repeat)})
     elif name in _BUILDERS:
-        facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name)})
+        facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name, guards.repeat)})
     else:
         raise ForbiddenImportError(_refusal(name))
     modules[name] = facade

@@ -138,7 +138,10 @@ class WorkerPool:
 
     async def _acquire(self) -> WorkerProcess:
         while True:
-            worker = await self._receive.receive()
+            try:
+                worker = self._receive.receive_nowait()  # a warm worker waiting costs no turn of the event loop
+            except anyio.WouldBlock:
+                worker = await self._receive.receive()
             if worker is None:
                 assert self._tasks is not None
                 self._tasks.start_soon(self._start_replacement)  # try again for the next run

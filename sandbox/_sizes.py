@@ -119,7 +119,12 @@ class SizeGuards:
 
     def mul(self, a: Any, b: Any) -> Any:
         """`a * b` that refuses to build huge ints, strings and sequences."""
-        if type(a) is float or type(b) is float:
+        kind_a, kind_b = type(a), type(b)
+        if kind_a is float or kind_b is float:
+            return a * b
+        if kind_a is int and kind_b is int:  # the common case, checked here without a call
+            if a.bit_length() + b.bit_length() > self.max_size:
+                self._too_big("an int with a bit length", a.bit_length() + b.bit_length())
             return a * b
         a, b = self._check_mul(a, b)
         return a * b

@@ -58,6 +58,7 @@ class _Memory:
         self.base = _address_space() if ceiling > 0 and os.path.exists("/proc/self/statm") else 0
         """Bytes mapped at start; each run may add its `Limits.memory` to these."""
         self.hard = self.base + ceiling if self.base else resource.RLIM_INFINITY
+        self._soft: int | None = None  # the soft limit this object last set: none yet
 
     def limit_run(self, memory: int, timeout: float) -> None:
         """Lower the soft limits to what this run may add (never above the ceilings, which nothing can raise).
@@ -67,7 +68,9 @@ class _Memory:
         """
         if self.base:
             soft = self.hard if memory <= 0 else min(self.base + memory, self.hard)
-            resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
+            if soft != self._soft:  # most runs ask for what the last one did: no system call
+                resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
+                self._soft = soft
         used = resource.getrusage(resource.RUSAGE_SELF)
         spent = used.ru_utime + used.ru_stime
         seconds = spent + timeout + 1 if math.isfinite(timeout) else CPU_CEILING  # the host kills at +1 s too
@@ -210,10 +213,10 @@ class Worker:
         buffer += data
         try:
             while len(buffer) >= HEADER.size:
-                end = HEADER.size + frame_size(bytes(buffer[: HEADER.size]))
+                end = HEADER.size + frame_size(buffer[: HEADER.size])
                 if len(buffer) < end:
                     break
-                message = decode(bytes(buffer[HEADER.size : end]))
+                message = decode(buffer[HEADER.size : end])
                 del buffer[:end]
                 self.handle(message)
                 if self.finished.done():
