@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
 from sandbox._awaiting import Lazy
-from sandbox._guards import SEAL, StopRun
+from sandbox._signals import SEAL, StopRun
 
 if TYPE_CHECKING:
     import contextvars
@@ -185,8 +185,9 @@ class AsyncioFacade:
     async def finish(self, generators: list[Any], context: contextvars.Context) -> None:
         """The run is over: stop its tasks, then close its async generators in its context, until none is left."""
         await _reap(set(self.tasks), cancel=True)
-        closing = asyncio.get_running_loop().create_task(_close_all(generators), context=context)
-        await _reap({closing}, cancel=False)
+        if generators:  # most runs make none: no task to close nothing
+            closing = asyncio.get_running_loop().create_task(_close_all(generators), context=context)
+            await _reap({closing}, cancel=False)
 
     def members(self) -> dict[str, Any]:
         """The names the model's `import asyncio` offers."""

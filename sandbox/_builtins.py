@@ -11,11 +11,15 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from sandbox._awaiting import anext_
+from sandbox._budgets import OUTPUT_MARKER
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
-from sandbox._guards import SEAL, ForbiddenError, Guards, StopRun
+from sandbox._signals import SEAL, ForbiddenError, StopRun
+from sandbox.limits import output_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from sandbox._guards import Guards
 
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
@@ -29,7 +33,6 @@ UnicodeDecodeError UnicodeEncodeError UnicodeError ValueError ZeroDivisionError
 NotImplemented Ellipsis __build_class__
 """.split()
 PLAIN_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in _PLAIN}
-OUTPUT_MARKER = "\n[... output truncated at {limit:,} characters]"
 
 
 class Output:
@@ -52,7 +55,12 @@ class Output:
         end = "\n" if end is None else end
         if type(sep) is not str or type(end) is not str:
             raise TypeError("sep and end must be None or a string")
-        self.write(sep.join(str(arg) for arg in args) + end)
+        texts = [str(arg) for arg in args]
+        room = self.limit - self.size
+        if sum(map(len, texts)) + len(sep) * len(texts) + len(end) <= room:
+            self.write(sep.join(texts) + end)
+        else:  # never join more than fits: a few references to one big string would be a huge text
+            self.write(_head([*_between(texts, sep), end], room + 1))
 
     def write(self, text: str) -> None:
         """Add text; past the limit, keep what fits, mark the cut and stop the run."""
@@ -64,11 +72,7 @@ class Output:
         self.parts.append(text[:room])
         self.size = self.limit
         self.truncated = True
-        self.guards.stop(
-            "output_limit",
-            f"the code printed more than {self.limit:,} characters; print less (a summary, a count, a slice) "
-            "or return the data instead",
-        )
+        self.guards.stop("output_limit", output_message(self.limit))
 
     def text(self) -> str:
         """Everything printed, with a visible marker where it was cut."""
@@ -76,17 +80,51 @@ class Output:
         return joined + OUTPUT_MARKER.format(limit=self.limit) if self.truncated else joined
 
 
+def _between(texts: list[str], sep: str) -> list[str]:
+    """`texts` with `sep` between each two."""
+    parts: list[str] = []
+    for index, text in enumerate(texts):
+        if index:
+            parts.append(sep)
+        parts.append(text)
+    return parts
+
+
+def _head(parts: list[str], size: int) -> str:
+    """The first `size` characters of the parts joined, joining no more than that."""
+    taken: list[str] = []
+    for part in parts:
+        taken.append(part[:size])
+        size -= len(taken[-1])
+        if size <= 0:
+            break
+    return "".join(taken)
+
+
+def _dir(obj: object = None) -> list[str]:
+    if obj is None:
+        raise TypeError("dir() without an argument is not available in the sandbox; call dir(obj)")
+    return [name for name in dir(obj) if not name.startswith("_")]
+
+
 def _exit(*_: object) -> None:
     raise StopRun("runtime", "exit() ended the run", seal=SEAL)
 
 
+_SHARED: dict[str, Any] = {
+    **PLAIN_BUILTINS,
+    "type": SafeType,
+    **{real.__name__: sized for real, sized in SIZED.items()},
+    "anext": anext_,
+    "dir": _dir,
+    "exit": _exit,
+    "quit": _exit,
+}
+"""The builtins that hold no state of a run: the same objects in every run's dict (a fresh dict each run)."""
+
+
 def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) -> dict[str, Any]:
     """The builtins dict for one run."""
-
-    def dir_(obj: object = None) -> list[str]:
-        if obj is None:
-            raise TypeError("dir() without an argument is not available in the sandbox; call dir(obj)")
-        return [name for name in dir(obj) if not name.startswith("_")]
 
     def vars_(*obj: object) -> dict[str, Any]:
         if len(obj) != 1:
@@ -108,22 +146,17 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
             raise
 
     return {
-        **PLAIN_BUILTINS,
+        **_SHARED,
         "__import__": importer,
         "print": output.print,
-        "type": SafeType,
-        **{real.__name__: sized for real, sized in SIZED.items()},
         "sorted": sorted_for(guards),
-        "anext": anext_,
         SIZE_GUARDS: guards,
         "getattr": getattr_,
         "hasattr": guards.hasattr,
         "setattr": guards.setattr,
         "delattr": guards.delattr,
         "pow": guards.pow,
+        "sum": guards.sum,
         "format": guards.builtin_format,
-        "dir": dir_,
         "vars": vars_,
-        "exit": _exit,
-        "quit": _exit,
     }

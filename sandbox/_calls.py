@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from sandbox._classes import make_class
@@ -64,7 +63,7 @@ class CallState:
             raise TypeError(f"`{pending._call.label}(...)` takes JSON data: {error}") from None
         assert isinstance(args, list)  # a copy keeps its container's type
         assert isinstance(kwargs, dict)
-        call = dataclasses.replace(pending._call, args=args, kwargs=kwargs)
+        call = Call(pending._call.function, pending._call.attribute, args, kwargs)
         async with self.semaphore:
             try:
                 result = await self.bridge(call)

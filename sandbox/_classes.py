@@ -17,9 +17,9 @@ import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
 from sandbox._compile import MAIN
-from sandbox._guards import SANDBOX_CLASS_MARK, forbid
 from sandbox._policy import ALLOWED_DUNDER_METHODS
-from sandbox._sizes import plain
+from sandbox._signals import forbid
+from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from sandbox._sizes import SizeGuards
 
 _MAIN_LOCALS: Final = f"{MAIN}.<locals>."
+SANDBOX_CLASS_MARK: Final = "__sandbox_class__"
+"""Set on every class the code makes: what `Guards.is_own` reads to tell the code's classes from the host's."""
 
 # Dunders Python itself puts in a class namespace, besides the methods a class body may define.
 CLASS_KEYS = ALLOWED_DUNDER_METHODS | {

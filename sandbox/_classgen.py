@@ -19,9 +19,9 @@ from keyword import iskeyword
 from typing import TYPE_CHECKING, Any
 
 from sandbox._copying import deepcopy
-from sandbox._guards import forbid
 from sandbox._policy import FORBIDDEN_ATTRIBUTES
-from sandbox._sizes import plain
+from sandbox._signals import forbid
+from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -14,6 +14,8 @@ import copyreg
 import types
 from typing import Any
 
+from sandbox._signals import forbid
+
 _ATOMIC: tuple[type, ...] = (
     type(None),
     int,
@@ -50,8 +52,6 @@ class _Memo:
 def deepcopy(x: Any, memo: Any = None) -> Any:
     """A deep copy of `x`, as `copy.deepcopy` makes it; the `memo` argument is refused."""
     if memo is not None:
-        from sandbox._guards import forbid  # the guards import the facades that import this module
-
         forbid("`copy.deepcopy(x, memo)` is not allowed in the sandbox; call `copy.deepcopy(x)`")
     return _copy(x, _Memo())
 
@@ -108,8 +108,7 @@ def _copy_tuple(x: tuple[Any, ...], memo: _Memo) -> Any:
     if found is not memo:
         return found
     y = x if all(a is b for a, b in zip(items, x, strict=True)) else tuple(items)
-    if y is not x:
-        memo.remember(x, y)
+    memo.remember(x, y)  # unchanged ones too: a tuple shared many times (a DAG) is copied once, not once per path
     return y
 
 

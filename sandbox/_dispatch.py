@@ -7,7 +7,7 @@ model's code; whatever it returns is copied as plain JSON, so no host object eve
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -18,7 +18,7 @@ from sandbox.functions import HostFunction, Namespace
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Coroutine, Mapping
 
     from sandbox.limits import Limits
 
@@ -67,30 +67,80 @@ class Dispatcher:
 
     async def __call__(self, call: Call) -> JsonValue:
         """Run one call; raises `HostFailure` for anything the model should hear about."""
+        outcome = self.begin(call)
+        return await outcome.rest if isinstance(outcome, Later) else outcome
+
+    def begin(self, call: Call) -> JsonValue | Later:
+        """Run one call as far as it goes without waiting: a sync function's result, or `Later` for the rest.
+
+        Raises `HostFailure` for anything the model should hear about. A sync function is called right here, so
+        a worker's reader can answer it with no task of its own; it holds an in-flight slot only while it runs.
+        """
         self.count += 1
         if self.max_calls is not None and self.count > self.max_calls:
             raise HostFailure("RuntimeError", calls_message(self.max_calls))
         target = self.resolve(call.function, call.attribute)
-        if self.limiter is None:
-            result = await _call(target, call)
-        else:
+        if inspect.iscoroutinefunction(target):
+            return Later(self._limited(target, call, None))
+        if self.limiter is not None:
             try:
                 self.limiter.acquire_nowait()  # a free slot costs no turn of the event loop
             except anyio.WouldBlock:
-                await self.limiter.acquire()
-            try:
-                result = await _call(target, call)
-            finally:
+                return Later(self._limited(target, call, None))
+        try:
+            result = _start(target, call)
+        finally:
+            if self.limiter is not None:
                 self.limiter.release()
+        if inspect.isawaitable(result):  # a sync callable that returned an awaitable: await it for the rest
+            return Later(self._limited(target, call, result))
+        return self._checked(result, call)
+
+    async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> JsonValue:
+        if self.limiter is None:
+            return self._checked(await _finish(target, call, started), call)
+        try:
+            self.limiter.acquire_nowait()
+        except anyio.WouldBlock:
+            await self.limiter.acquire()
+        try:
+            result = await _finish(target, call, started)
+        finally:
+            self.limiter.release()
+        return self._checked(result, call)
+
+    @staticmethod
+    def _checked(result: object, call: Call) -> JsonValue:
         try:
             return check_json(result)
         except NotJsonError as error:
             raise HostFailure("TypeError", f"`{call.label}` returned data that is not JSON: {error}") from None
 
 
-async def _call(target: HostFunction, call: Call) -> object:
+class Later:
+    """A call that has to wait (an async function, or no free in-flight slot): `await rest` gives its result."""
+
+    __slots__ = ("rest",)
+
+    def __init__(self, rest: Coroutine[Any, Any, JsonValue]) -> None:
+        self.rest = rest
+        """The rest of the call: its JSON result, or `HostFailure`."""
+
+
+def _start(target: HostFunction, call: Call) -> object:
+    """Call `target`: its result, or the awaitable an async function returns."""
     try:
-        result = target(*call.args, **call.kwargs)
+        return target(*call.args, **call.kwargs)
+    except FunctionError as error:
+        raise HostFailure(error.type_name, error.message) from None
+    except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
+        raise HostFailure(type(error).__name__, str(error)) from None
+
+
+async def _finish(target: HostFunction, call: Call, started: Awaitable[object] | None) -> object:
+    """The result of `target`'s call (started already, or started here), awaited if need be."""
+    result = _start(target, call) if started is None else started
+    try:
         if inspect.isawaitable(result):
             result = await result
     except FunctionError as error:

@@ -1,35 +1,39 @@
 """What reading a dunder the sandbox allows on any object gives: names, docstrings, `__class__`, a base `__init__`.
 
-Apart from the guards because it needs the sandbox's `type` (`sandbox._classes`), which builds on them: the guards
-import this module, and it imports theirs when called (both are loaded by then: a confined worker cannot read a
-module from disk). Which dunders are readable, and the refusals of the rest, belong to the compile policy
-(`READABLE_DUNDERS`, `dunder_refusal`).
+Apart from the guards because it needs the sandbox's `type` (`sandbox._classes`): the guards import this module,
+never the other way (it asks them only whether an object is the code's own, through `Owner`). Which dunders are
+readable, and the refusals of the rest, belong to the compile policy (`READABLE_DUNDERS`, `dunder_refusal`).
 """
 
 from __future__ import annotations
 
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from sandbox._classes import real_bases, type_of
 from sandbox._compile import MAIN
+from sandbox._signals import forbid
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._guards import Guards
+
+class Owner(Protocol):
+    """What this module asks the run's guards: whether an object is the code's own."""
+
+    def is_own(self, obj: object) -> bool:
+        """Whether `obj` is a class the code defined, an instance of one, or one of its functions."""
+
 
 _MAIN_LOCALS = f"{MAIN}.<locals>."
 
 
-def read_dunder(guards: Guards, obj: object, name: str) -> Any:
+def read_dunder(guards: Owner, obj: object, name: str) -> Any:
     """`obj.name` for a readable dunder, or a standard class's `__init__` (for `Exception.__init__(self, msg)`).
 
     `__class__` is the sandbox's `type(obj)`; `__name__`, `__qualname__`, `__doc__` and `__module__` are given
     only when they are a plain str or None, so none of them hands the code an object.
     """
-    from sandbox._classes import real_bases, type_of
-    from sandbox._guards import forbid
-
     if name == "__class__":
         return type_of(obj)
     if name == "__init__":
@@ -44,9 +48,8 @@ def read_dunder(guards: Guards, obj: object, name: str) -> Any:
     return value
 
 
-def _base_init(guards: Guards, real: type) -> Callable[..., None]:
+def _base_init(guards: Owner, real: type) -> Callable[..., None]:
     """A standard class's `__init__`, for the code's own instances only: a shared object stays as it is."""
-    from sandbox._guards import forbid
 
     def __init__(instance: object, /, *args: Any, **kwargs: Any) -> None:
         if not (guards.is_own(instance) and isinstance(instance, real)):
@@ -56,14 +59,12 @@ def _base_init(guards: Guards, real: type) -> Callable[..., None]:
     return __init__
 
 
-def own_instances_only(guards: Guards, cls: type, name: str, value: Any) -> Any:
+def own_instances_only(guards: Owner, cls: type, name: str, value: Any) -> Any:
     """The dunder `name` of the code's own class `cls`: its own as is, an inherited one for its own instances only.
 
     An inherited `__init__` (`uuid.UUID`'s) called on a shared object (`uuid.NAMESPACE_DNS`) would change it for
     every run; bound to the class (a classmethod), or not callable, it is handed out as is.
     """
-    from sandbox._guards import forbid
-
     if guards.is_own(value) or not callable(value) or (isinstance(value, types.MethodType) and value.__self__ is cls):
         return value
 

@@ -20,17 +20,23 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
 from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
+from sandbox._classes import SANDBOX_CLASS_MARK
 from sandbox._compile import FILENAME
 from sandbox._dunders import own_instances_only, read_dunder
 from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
-from sandbox._sizes import SIZED_METHODS, STR_METHODS, SizeGuards, plain
+from sandbox._signals import SEAL, StopRun, forbid
+from sandbox._sizes import SizeGuards
+from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
+from sandbox._supers import super_attribute
+from sandbox._typingfacade import check_subscription
 from sandbox.limits import timeout_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-SANDBOX_CLASS_MARK = "__sandbox_class__"
+    from sandbox._repeat import Repeat
+
 _TICK_CHUNK = 1024
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 # Objects of the standard library whose attributes are settings the code may change (`ctx.prec = 5`).
@@ -44,51 +50,15 @@ _PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
 """Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
 
 
-SEAL = object()
-"""Passed by the sandbox's own code when it makes a `StopRun`; the model's code cannot reach it."""
-
-
-class StopRun(GeneratorExit):  # a signal, not an error the code can handle
-    """Ends the run: a limit was reached.
-
-    A BaseException, so `except Exception` cannot keep it; a GeneratorExit, so a generator being closed (by the
-    garbage collector, say) while it runs out of budget closes quietly instead of reporting an error.
-    """
-
-    def __init__(self, kind: str, message: str, *, seal: object = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        # Made by the sandbox, not by the code calling `type(signal)(...)`: only then is `kind` believed.
-        self._sealed = seal is SEAL
-
-    def again(self) -> StopRun:
-        """A fresh signal saying the same: raising one instance from many frames chains its tracebacks."""
-        return StopRun(self.kind, self.message, seal=SEAL if self.sealed() else None)
-
-    def sealed(self) -> bool:
-        """Whether the sandbox made this signal, so its `kind` is believed (never a subclass the code made)."""
-        return type(self) is StopRun and vars(self).get("_sealed") is True
-
-
-class ForbiddenError(AttributeError):
-    """The code reached for something the sandbox hides."""
-
-
-class ForbiddenImportError(ImportError):
-    """The code imported a module the sandbox does not offer."""
-
-
-def forbid(message: str) -> NoReturn:
-    """Raise the sandbox's refusal with a message for the model."""
-    raise ForbiddenError(message)
-
-
 class Guards(SizeGuards):
     """The per-run guard functions: the operation budget, attribute and write rules, and the size guards."""
 
-    def __init__(self, *, operations: int, deadline: float, timeout: float, max_size: int) -> None:
+    def __init__(
+        self, *, operations: int, deadline: float, timeout: float, max_size: int, repeat: Repeat | None
+    ) -> None:
         super().__init__(max_size=max_size)
+        self.repeat = repeat
+        """What makes the run repeatable (its seed, its clock), or None: the module facades read it on import."""
         self.operations_left = operations
         self.deadline = deadline
         self.timeout = timeout
@@ -164,8 +134,6 @@ class Guards(SizeGuards):
         if type(name) is not str:
             raise TypeError(f"attribute name must be a string, not {type(name).__name__!r}")
         if type(obj) is super:
-            from sandbox._supers import super_attribute  # it builds on the guards
-
             return super_attribute(self, obj, name, *default)
         self.check_attribute(obj, name)
         if name.startswith("__"):
@@ -207,13 +175,21 @@ class Guards(SizeGuards):
             guarded = self._sized_method(obj, name)
             if guarded is not None:
                 return guarded
-        elif name == "to_bytes" and isinstance(obj, int):
-            return self._int_to_bytes(int.__index__(obj))  # the value itself, even of a subclass
+        elif name == "to_bytes" and (to_bytes := self._to_bytes(obj)) is not None:
+            return to_bytes
         elif (wrapped := _wrapped_method(obj, name, value)) is not None:
             return wrapped
         if type(value) in _MUTABLE and _is_shared_class_attribute(obj, name, value):
             return copy.copy(value)  # a standard class's shared table: the code gets its own copy to change
         return value
+
+    def _to_bytes(self, obj: object) -> Callable[..., bytes] | None:
+        """The size-checked `to_bytes` of an int (the value itself, even of a subclass's), or unbound; else None."""
+        if isinstance(obj, int):
+            return self._int_to_bytes(int.__index__(obj))
+        if isinstance(obj, type) and issubclass(obj, int):  # `int.to_bytes(n, length)`
+            return lambda value, *args, **kwargs: self._int_to_bytes(int.__index__(value))(*args, **kwargs)
+        return None
 
     def _sized_method(self, obj: object, name: str) -> Callable[..., Any] | None:
         """The size-checked `format`/`join`/`ljust`/... of a str or bytes, a subclass's, or unbound; else None."""
@@ -270,8 +246,6 @@ class Guards(SizeGuards):
     def getitem(obj: Any, key: object) -> Any:
         """`obj[key]`; a subscription typing caches for the whole process takes no key the code hashes."""
         if type(obj) not in _PLAIN_SUBSCRIPTED:
-            from sandbox._typingfacade import check_subscription  # the facades build on this module
-
             check_subscription(obj, key)
         return obj[key]
 

@@ -19,6 +19,7 @@ import decimal
 import enum
 import fractions
 import inspect
+import json
 import math
 import types
 import uuid
@@ -43,7 +44,7 @@ class NotJsonError(ValueError):
 
 def check_json(value: object, *, max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
     """Return a fresh copy of `value` made only of exact JSON types (tuples become lists), or raise `NotJsonError`."""
-    return _Converter("value", max_depth, max_int_bits, MAX_NODES, strict=True).value(value, "value", max_depth)
+    return _convert("value", value, max_depth, max_int_bits, strict=True)
 
 
 def to_json(value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
@@ -55,16 +56,68 @@ def to_json(value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, m
         max_depth: Levels of nesting allowed.
         max_int_bits: The largest int allowed, in bits.
     """
-    return _Converter(path, max_depth, max_int_bits, MAX_NODES, strict=False).value(value, path, max_depth)
+    return _convert(path, value, max_depth, max_int_bits, strict=False)
+
+
+def _convert(root: str, value: object, max_depth: int, max_int_bits: int, *, strict: bool) -> JsonValue:
+    """Convert without naming where each value sits; only if that fails, again with names, for the message."""
+    try:
+        return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=False).value(
+            value, root, max_depth
+        )
+    except NotJsonError:
+        pass  # the same walk again names the place: it reads plain data only, so it fails in the same place
+    return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=True).value(value, root, max_depth)
+
+
+def json_size(value: JsonValue, limit: int, *, utf8: bool = False) -> int | None:
+    """The size of JSON `value` as `json.dumps` writes it (characters, or compact UTF-8 bytes); None: far over `limit`.
+
+    A walk with an early stop comes first: a list holding one big string many times is a few nodes but a huge
+    text, and is never written out. Only a value whose lower bound is within a few times `limit` is encoded, so
+    the text made is bounded by the limit, never by the value.
+    """
+    stop = _SIZE_SLACK * limit
+    bound = 0
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            bound += len(item) + 2  # type: ignore[arg-type]  # exact str, checked above
+        elif kind is dict:
+            bound += 1 + 4 * len(item)  # type: ignore[arg-type]  # braces, and per item quotes, colon, comma
+            for key, inner in item.items():  # type: ignore[attr-defined]  # exact dict, checked above
+                bound += len(key)
+                stack.append(inner)
+        elif kind is list:
+            bound += 1 + len(item)  # type: ignore[arg-type]  # brackets and commas
+            stack.extend(item)  # type: ignore[arg-type]  # exact list, checked above
+        else:
+            bound += 1
+        if bound > stop:
+            return None
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":") if utf8 else None)
+    return len(text.encode("utf-8", "surrogatepass")) if utf8 else len(text)
+
+
+_MAX_FRACTION_BITS = 14_000
+"""Bits of a Fraction's numerator or denominator written as text at most (CPython writes 4,300 digits)."""
+_SIZE_SLACK = 16
+"""How far over its limit a value is still measured exactly (for the message); past that it is just too large."""
 
 
 class _Converter:
-    def __init__(self, root: str, max_depth: int, max_int_bits: int, max_nodes: int, *, strict: bool) -> None:
+    def __init__(
+        self, root: str, max_depth: int, max_int_bits: int, max_nodes: int, *, strict: bool, paths: bool
+    ) -> None:
         self.root = root
         self.max_depth = max_depth
         self.max_int_bits = max_int_bits
         self.nodes_left = max_nodes
         self.strict = strict
+        self.paths = paths
+        """Whether to name each value's place (`value['a'][0]`): only for the message of a value that failed."""
 
     def value(self, value: Any, path: str, depth: int) -> JsonValue:
         self.nodes_left -= 1
@@ -106,10 +159,12 @@ class _Converter:
             name = self.key(key, path)
             if name in out:
                 raise NotJsonError(f"{path} has two keys that both become {name!r} in JSON; keep one of them")
-            out[name] = self.value(item, f"{path}[{name!r}]", depth - 1)
+            out[name] = self.value(item, f"{path}[{name!r}]" if self.paths else path, depth - 1)
         return out
 
     def items(self, iterator: Any, path: str, depth: int) -> list[JsonValue]:
+        if not self.paths:
+            return [self.value(item, path, depth - 1) for item in iterator]
         return [self.value(item, f"{path}[{index}]", depth - 1) for index, item in enumerate(iterator)]
 
     def key(self, key: Any, path: str) -> str:
@@ -206,7 +261,13 @@ def _as_text(value: Any, kind: type, path: str) -> str | None:
         return str(uuid.UUID(int=uuid.UUID.__dict__["int"].__get__(value)))  # the slot, not a property
     if _is(kind, fractions.Fraction):
         numerator, denominator = (fractions.Fraction.__dict__[f].__get__(value) for f in ("_numerator", "_denominator"))
-        return f"{int.__index__(numerator)}/{int.__index__(denominator)}"  # the slots, as pydantic writes it
+        top, bottom = int.__index__(numerator), int.__index__(denominator)
+        bits = max(top.bit_length(), bottom.bit_length())
+        if bits > _MAX_FRACTION_BITS:  # past what `str(int)` writes (4,300 digits), it would raise ValueError
+            raise NotJsonError(
+                f"{path} is a Fraction of {bits:,} bits, too large to write out; return float(x) or round it"
+            )
+        return f"{top}/{bottom}"  # the slots, as pydantic writes it
     return None
 
 

@@ -14,8 +14,8 @@ import types
 from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._classes import real_bases
-from sandbox._guards import forbid
-from sandbox._sizes import plain
+from sandbox._signals import forbid
+from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -38,10 +38,11 @@ from typing import Any
 
 from sandbox._classgen import ENUMS, make_dataclasses
 from sandbox._copying import deepcopy
-from sandbox._guards import ForbiddenImportError, Guards, forbid
+from sandbox._guards import Guards
 from sandbox._regex import RE, Template
 from sandbox._repeat import fixed_members, run_random
-from sandbox._sizes import plain
+from sandbox._signals import ForbiddenImportError, forbid
+from sandbox._sizes_text import plain
 from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
 from sandbox._typingfacade import make_typing
 
@@ -140,19 +141,25 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
         guards.math_bits((n if k is None else k) * math.log2(max(n, 2)))
         return math.perm(n, k)
 
-    return {**_public(math), "factorial": guards.factorial, "comb": comb, "perm": perm, "pow": math.pow}
+    return {
+        **_public(math),
+        "factorial": guards.factorial,
+        "prod": guards.prod,
+        "lcm": guards.lcm,
+        "comb": comb,
+        "perm": perm,
+        "pow": math.pow,
+    }
 
 
 def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
-    generator = run_random()
+    generator = run_random(guards.repeat)
 
     def getrandbits(k: int) -> int:
-        guards.check_length(k, "an int with a bit length")
-        return generator.getrandbits(k)
+        return generator.getrandbits(guards.check_length(k, "an int with a bit length"))
 
     def randbytes(n: int) -> bytes:
-        guards.check_length(n, "bytes of length")
-        return generator.randbytes(n)
+        return generator.randbytes(guards.check_length(n, "bytes of length"))
 
     members = _pick(
         generator,
@@ -260,6 +267,9 @@ def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
         "attrgetter": attrgetter,
         "itemgetter": itemgetter,
         "methodcaller": methodcaller,
+        "add": guards.add,
+        "concat": guards.concat,
+        "iadd": guards.iadd,
         "mul": guards.mul,
         "pow": guards.pow,
         "lshift": guards.lshift,
@@ -315,9 +325,9 @@ def import_module(name: str, modules: dict[str, Any], guards: Guards) -> Module:
     if facade is not None:
         return facade  # type: ignore[no-any-return]
     if name in _STATIC:
-        facade = Module(name, {**_STATIC[name], **fixed_members(name)})
+        facade = Module(name, {**_STATIC[name], **fixed_members(name, guards.repeat)})
     elif name in _BUILDERS:
-        facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name)})
+        facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name, guards.repeat)})
     else:
         raise ForbiddenImportError(_refusal(name))
     modules[name] = facade

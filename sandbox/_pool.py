@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Self
 import anyio
 
 from sandbox._confine import Layers
+from sandbox._distrust import CPU_CEILING, IDLE_CPU, cpu_seconds
 from sandbox._process import WORKER, WorkerProcess
 from sandbox.errors import SandboxError
 
@@ -29,8 +30,18 @@ if TYPE_CHECKING:
 class WorkerPool:
     """`size` worker processes kept warm; an async context manager that owns them."""
 
-    def __init__(self, *, size: int, memory: int, confinement: Confinement, entry: tuple[str, ...] = WORKER) -> None:
+    def __init__(
+        self,
+        *,
+        size: int,
+        memory: int,
+        confinement: Confinement,
+        entry: tuple[str, ...] = WORKER,
+        fresh: bool = False,
+    ) -> None:
         self.size = size
+        self.fresh = fresh
+        """Whether each worker serves one run only, and is replaced after it."""
         self.memory = memory
         """Bytes each pooled worker may add (0: no limit); a run may ask for less, or more on a worker of its own."""
         self.confinement = confinement
@@ -119,21 +130,25 @@ class WorkerPool:
         try:
             yield worker
         finally:
-            if worker.healthy and worker.process.returncode is None:
+            if worker.healthy and not self.fresh and worker.process.returncode is None:
+                worker.idle_cpu = cpu_seconds(worker.process.pid)
                 self._send.send_nowait(worker)
             else:
                 await self._replace(worker)
 
     async def _acquire(self) -> WorkerProcess:
         while True:
-            worker = await self._receive.receive()
+            try:
+                worker = self._receive.receive_nowait()  # a warm worker waiting costs no turn of the event loop
+            except anyio.WouldBlock:
+                worker = await self._receive.receive()
             if worker is None:
                 assert self._tasks is not None
                 self._tasks.start_soon(self._start_replacement)  # try again for the next run
                 raise self._failure
-            if worker.process.returncode is None:
+            if worker.process.returncode is None and _rested(worker):
                 return worker
-            await self._replace(worker)  # died while idle: replace it, take the next
+            await self._replace(worker)  # died, or computed, while idle: replace it, take the next
 
     async def _replace(self, worker: WorkerProcess) -> None:
         """Kill a broken worker and start another in the background."""
@@ -141,3 +156,14 @@ class WorkerPool:
         await worker.kill()
         if self._tasks is not None:
             self._tasks.start_soon(self._start_replacement)
+
+
+def _rested(worker: WorkerProcess) -> bool:
+    """Whether a pooled worker used no CPU to speak of since its last run, and has plenty of its CPU life left.
+
+    An idle worker has nothing to compute; one that does is running code its last run left behind.
+    """
+    if worker.idle_cpu is None:
+        return True
+    now = cpu_seconds(worker.process.pid)
+    return now is None or (now - worker.idle_cpu <= IDLE_CPU and now < CPU_CEILING / 2)

@@ -38,7 +38,7 @@ def encode(message: dict[str, Any]) -> bytes:
     return HEADER.pack(len(payload)) + payload
 
 
-def frame_size(header: bytes) -> int:
+def frame_size(header: bytes | bytearray) -> int:
     """The payload size announced by a frame header."""
     (size,) = HEADER.unpack(header)
     if size > MAX_FRAME:
@@ -46,7 +46,7 @@ def frame_size(header: bytes) -> int:
     return int(size)
 
 
-def decode(payload: bytes) -> dict[str, Any]:
+def decode(payload: bytes | bytearray) -> dict[str, Any]:
     """The message in a frame's payload; `ProtocolError` for anything but a JSON object with a string 't'."""
     try:
         message = json.loads(payload.decode("utf-8", "surrogatepass"))

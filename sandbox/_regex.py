@@ -15,7 +15,7 @@ import re
 import string
 from typing import TYPE_CHECKING, Any
 
-from sandbox._sizes import plain
+from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable

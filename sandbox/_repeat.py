@@ -1,9 +1,11 @@
 """Repeatable runs: a seed for `random` and `uuid.uuid4`, and a fixed wall clock, so a rerun makes the same choices.
 
 A host that reruns the same code to replay it (an approval resumed later, in another process) needs the code
-to take the same branches and build the same arguments. `Sandbox.run(seed=..., clock=...)` sets `REPEAT` for
-the run; the module facades read it when the code imports them. Monotonic clocks (`time.monotonic`,
-`perf_counter`) keep running: they measure durations, and no value of theirs is meaningful outside the run.
+to take the same branches and build the same arguments. `Sandbox.run(seed=..., clock=...)` binds a `Repeat` to
+the run's guards (`Guards.repeat`), and the module facades take it from there when the code imports them, so an
+import in code the run left behind (a generator closed after it) still gets its run's settings. Monotonic
+clocks (`time.monotonic`, `perf_counter`) keep running: they measure durations, and no value of theirs is
+meaningful outside the run.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import datetime
 import random
 import time
 import uuid
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,20 +28,14 @@ class Repeat:
     """Seconds since the epoch that the wall clock reads for the whole run."""
 
 
-REPEAT: ContextVar[Repeat | None] = ContextVar("sandbox_repeat", default=None)
-"""The current run's settings, set by the runner for the run's task."""
-
-
-def run_random() -> random.Random:
-    """The generator behind the run's `random` module: seeded when the run is repeatable."""
-    repeat = REPEAT.get()
+def run_random(repeat: Repeat | None) -> random.Random:
+    """The generator behind the `random` module of a run with these settings: seeded when it is repeatable."""
     seed = repeat.seed if repeat is not None else None
     return random.Random(seed)  # noqa: S311  # the model's own `random`, not for secrets
 
 
-def fixed_members(name: str) -> dict[str, Any]:
-    """Members of module `name` that replace the usual ones in a repeatable run (none otherwise)."""
-    repeat = REPEAT.get()
+def fixed_members(name: str, repeat: Repeat | None) -> dict[str, Any]:
+    """Members of module `name` that replace the usual ones in a run with these settings (none if not repeatable)."""
     if repeat is None:
         return {}
     if name == "uuid" and repeat.seed is not None:

@@ -9,22 +9,22 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import decimal
-import json
 import time
 import traceback
 from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
+from sandbox._budgets import result_size_error
 from sandbox._builtins import Output, make_builtins
 from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._classes import make_class
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._decimalctx import decimal_members
-from sandbox._guards import ForbiddenError, ForbiddenImportError, Guards, StopRun
+from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._matching import match_names
 from sandbox._modules import Module, make_importer
-from sandbox._repeat import REPEAT, Repeat
+from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun
 from sandbox._sizes import SizeLimitError
 from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
 from sandbox._variables import Keeper
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from sandbox._hostcall import Bridge
+    from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
 MAX_MESSAGE = 1_800
@@ -71,6 +72,7 @@ async def run_code(
         deadline=started + limits.timeout,
         timeout=limits.timeout,
         max_size=limits.max_size,
+        repeat=repeat,
     )
     output = Output(limits.output, guards)
     calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
@@ -78,7 +80,6 @@ async def run_code(
     decimal_context = decimal.Context()
     value: Any = None
     error: RunError | None = None
-    repeat_token = REPEAT.set(repeat)  # copied into the run's context with the rest of the caller's
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
         namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
@@ -96,7 +97,6 @@ async def run_code(
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = context.run(describe_exception, exc, compiled)
     finally:
-        REPEAT.reset(repeat_token)
         guards.finish()
         guards.close_unawaited()
         await facade.finish(guards.async_generators, context)
@@ -147,8 +147,7 @@ async def _run_main(
     main: Any, facade: AsyncioFacade, seconds: float, guards: Guards, context: contextvars.Context
 ) -> Any:
     task = facade.main(main, context)
-    done, _ = await asyncio.wait({task}, timeout=max(seconds, 0.0))
-    if not done:  # the run's end reaps the task, however it takes its cancellation
+    if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
         raise guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
     return task.result()
 
@@ -156,6 +155,25 @@ async def _run_main(
 async def _with_decimal_context(main: Any, decimal_context: decimal.Context) -> Any:
     decimal.setcontext(decimal_context)  # in the run's own context: the caller's is not changed
     return await main
+
+
+async def _finished_within(task: asyncio.Future[Any], seconds: float) -> bool:
+    """Whether `task` is done after at most `seconds`; it keeps running if not (`asyncio.wait`, without its sets)."""
+    loop = asyncio.get_running_loop()
+    waiter = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    timer = loop.call_later(seconds, wake)
+    task.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        task.remove_done_callback(wake)
+    return task.done()
 
 
 def _unawaited_error(calls: CallState) -> RunError | None:
@@ -177,14 +195,11 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
         return None, RunError(kind="runtime", message=f"the returned {error}", type_name="TypeError")
     except RecursionError:
         return None, RunError(kind="runtime", message="the returned value is nested too deeply", type_name="TypeError")
-    size = len(json.dumps(checked, ensure_ascii=False))
-    if size > limits.result:
-        return None, RunError(
-            kind="result_limit",
-            message=f"the returned value is {size:,} bytes as JSON; the limit is {limits.result:,}. Return less "
-            "(a summary, the fields you need, a slice)",
-        )
-    return checked, None
+    except (ValueError, OverflowError) as error:  # a conversion the checks above did not foresee: still a result
+        message = f"the returned value could not be converted to JSON ({type(error).__name__}); return plain data"
+        return None, RunError(kind="runtime", message=message, type_name="TypeError")
+    too_large = result_size_error(checked, limits.result)
+    return (None, too_large) if too_large is not None else (checked, None)
 
 
 def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:

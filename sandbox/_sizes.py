@@ -11,16 +11,16 @@ import collections
 import math
 import operator
 import re
-import string
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, percent_widths, plain
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 SEQUENCES = (str, bytes, bytearray, list, tuple)
 _SPEC_NUMBER = re.compile(r"\d+")
-_PERCENT_SPEC = re.compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
     "-=": operator.isub,
@@ -71,8 +71,23 @@ class SizeGuards:
         """`a + b` that refuses to concatenate past the size limit."""
         kind = type(a)
         if kind is not int and kind is not float and isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
-            self.check_length(len(a) + len(b), "a sequence of length")
+            self.check_length(_sum_len(a, b), "a sequence of length")
         return a + b
+
+    def concat(self, a: Any, b: Any) -> Any:
+        """`operator.concat`, guarded like `a + b`."""
+        if isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
+            self.check_length(_sum_len(a, b), "a sequence of length")
+        return operator.concat(a, b)
+
+    def sum(self, iterable: Any, /, start: Any = 0) -> Any:
+        """`sum`; with a list or tuple to start from, each step is checked like `a + b`."""
+        if not isinstance(start, SEQUENCES):
+            return sum(iterable, start)
+        total = start
+        for item in iterable:
+            total = self.add(total, item)
+        return total
 
     def iadd(self, a: Any, b: Any) -> Any:
         """`a += b`, guarded like `a + b`."""
@@ -80,7 +95,7 @@ class SizeGuards:
         if kind is int or kind is float:
             return a + b
         if isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
-            self.check_length(len(a) + len(b), "a sequence of length")
+            self.check_length(_sum_len(a, b), "a sequence of length")
         return _INPLACE["+="](a, b)
 
     def imul(self, a: Any, b: Any) -> Any:
@@ -104,7 +119,12 @@ class SizeGuards:
 
     def mul(self, a: Any, b: Any) -> Any:
         """`a * b` that refuses to build huge ints, strings and sequences."""
-        if type(a) is float or type(b) is float:
+        kind_a, kind_b = type(a), type(b)
+        if kind_a is float or kind_b is float:
+            return a * b
+        if kind_a is int and kind_b is int:  # the common case, checked here without a call
+            if a.bit_length() + b.bit_length() > self.max_size:
+                self._too_big("an int with a bit length", a.bit_length() + b.bit_length())
             return a * b
         a, b = self._check_mul(a, b)
         return a * b
@@ -115,6 +135,11 @@ class SizeGuards:
             bits = int.bit_length(a) + int.bit_length(b)  # the int methods: a subclass cannot lie about them
             if bits > self.max_size:
                 self._too_big("an int with a bit length", bits)
+            return a, b
+        if isinstance(a, Fraction | int) and isinstance(b, Fraction | int):
+            bits = max(_bits(a, "numerator") + _bits(b, "numerator"), _bits(a, "denominator") + _bits(b, "denominator"))
+            if bits > self.max_size:
+                self._too_big("a fraction with a bit length", bits)
             return a, b
         seq_first = _true_len(a) is not None
         seq, count = (a, b) if seq_first else (b, a)
@@ -128,10 +153,18 @@ class SizeGuards:
 
     def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
         """`a ** b` (and `pow`) that refuses to build huge ints."""
+        a, b, mod = _plain_int(a, "__pow__"), _plain_int(b, "__rpow__"), _plain_int(mod, "__rpow__")
         if mod is not None:
+            if type(b) is int and type(mod) is int and b > 0:
+                work = b.bit_length() * mod.bit_length()  # one squaring and multiplication per exponent bit
+                if work > _MODPOW_WORK:
+                    raise SizeLimitError(
+                        f"pow(x, y, m) with a {b.bit_length():,}-bit y and a {mod.bit_length():,}-bit m is too much "
+                        f"work for one operation (y's bits times m's may be {_MODPOW_WORK:,}); use smaller numbers"
+                    )
             return pow(a, b, mod)
-        if isinstance(b, int) and b > 1:
-            if isinstance(a, int) and abs(a) > 1:
+        if type(b) is int and b > 1:
+            if type(a) is int and abs(a) > 1:
                 bits = a.bit_length() * b
             elif isinstance(a, Fraction):
                 bits = max(a.numerator.bit_length(), a.denominator.bit_length()) * b
@@ -143,7 +176,8 @@ class SizeGuards:
 
     def lshift(self, a: Any, b: Any) -> Any:
         """`a << b` that refuses to build huge ints."""
-        if isinstance(a, int) and isinstance(b, int) and a and a.bit_length() + b > self.max_size:
+        a, b = _plain_int(a, "__lshift__"), _plain_int(b, "__rlshift__")
+        if type(a) is int and type(b) is int and a and a.bit_length() + b > self.max_size:
             self._too_big("an int with a bit length", a.bit_length() + b)
         return a << b
 
@@ -159,21 +193,24 @@ class SizeGuards:
         return a % b
 
     def _check_percent(self, template: str, args: Any) -> None:
-        for match in _PERCENT_SPEC.finditer(template):
-            for group in match.groups():
-                if group == "*":
-                    values = args if isinstance(args, tuple) else (args,)
-                    if any(isinstance(v, int) and v > self.max_size for v in values):
-                        self._too_big("a formatted field of width", max(v for v in values if isinstance(v, int)))
-                elif group and int(group) > self.max_size:
-                    self._too_big("a formatted field of width", int(group))
+        stars = False
+        for width in percent_widths(template):
+            if width == "*":
+                stars = True
+            elif len(width) > 18 or int(width) > self.max_size:
+                self._too_big("a formatted field of width", int(width))
+        if stars:  # a `*` width or precision comes from the arguments; negative means left-justified
+            values = tuple.__iter__(args) if isinstance(args, tuple) else (args,)
+            for value in values:
+                if isinstance(value, int) and abs(operator.index(value)) > self.max_size:
+                    self._too_big("a formatted field of width", abs(operator.index(value)))
 
     def inplace(self, op: str, x: Any, y: Any) -> Any:
         """`x op= y` with the same size guards as the plain operators."""
         if op == "*=":
             return self.imul(x, y)
         if op == "+=" and isinstance(x, SEQUENCES) and isinstance(y, SEQUENCES):
-            self.check_length(len(x) + len(y), "a sequence of length")
+            self.check_length(_sum_len(x, y), "a sequence of length")
         elif op == "**=":
             return self.pow(x, y)
         elif op == "<<=":
@@ -219,10 +256,12 @@ class SizeGuards:
 
         return to_bytes
 
-    def check_length(self, size: int, what: str) -> None:
-        """Refuse a single allocation over the size limit."""
+    def check_length(self, size: int, what: str) -> int:
+        """Refuse a single allocation over the size limit; returns `size` as a plain int, to use instead of it."""
+        size = operator.index(size)  # once, as a plain int: the code's `__index__` or `>` may lie
         if size > self.max_size:
             self._too_big(what, size)
+        return size
 
     def math_bits(self, bits: float) -> None:
         """Refuse a math function whose result would have more bits than allowed."""
@@ -231,108 +270,50 @@ class SizeGuards:
 
     def factorial(self, n: int) -> int:
         """`math.factorial` with its result size capped."""
-        if isinstance(n, int) and n > 2:
+        n = operator.index(n)  # once, as a plain int: the code's `__index__` or `>` may lie
+        if n > 2:
             self.math_bits(n * math.log2(n))
         return math.factorial(n)
 
+    def prod(self, iterable: Any, /, *, start: Any = 1) -> Any:
+        """`math.prod`, each product checked like `*`."""
+        total = start
+        for item in iterable:
+            total = self.mul(total, item)
+        return total
 
-class _GuardedFormatter(string.Formatter):
-    """`str.format` whose fields go through the sandbox's attribute and item guards."""
-
-    def __init__(self, guards: SizeGuards) -> None:
-        self.guards = guards
-        self.numbering: list[bool] = []  # per field: numbered automatically (`{}`, `{.x}`, `{[0]}`) or by hand
-
-    def parse(self, format_string: str) -> Any:
-        """Number `{.x}` and `{[0]}` automatically as `str.format` does (`string.Formatter` makes them a KeyError)."""
-        for literal, field, spec, conversion in super().parse(format_string):
-            if field is not None and (field == "" or field[0] in ".["):
-                self.numbering.append(True)
-                field = f"{self.numbering.count(True) - 1}{field}"
-            elif field is not None and field.split(".")[0].split("[")[0].isdigit():
-                self.numbering.append(False)
-            if len(set(self.numbering)) > 1:
-                first, then = ("automatic field numbering", "manual field specification")[
-                    :: 1 if self.numbering[0] else -1
-                ]
-                raise ValueError(f"cannot switch from {first} to {then}")
-            yield literal, field, spec, conversion
-
-    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, Any]:
-        first, rest = _formatter_field_name_split(field_name)
-        obj = self.get_value(first, args, kwargs)
-        for is_attribute, key in rest:
-            obj = self.guards.getattr(obj, key) if is_attribute else obj[key]
-        return obj, first
-
-    def format_field(self, value: Any, format_spec: str) -> Any:
-        self.guards.check_spec(format_spec)
-        return format(value, format_spec)
+    def lcm(self, *integers: Any) -> int:
+        """`math.lcm`, refused when its result could pass the size limit (at most the sum of the bits)."""
+        plain_ints = [operator.index(n) for n in integers]
+        self.math_bits(sum(n.bit_length() for n in plain_ints))
+        return math.lcm(*plain_ints)
 
 
-def _formatter_field_name_split(field_name: str) -> tuple[Any, Iterator[tuple[bool, Any]]]:
-    import _string  # type: ignore[import-not-found]  # CPython's own parser of `{a.b[c]}` fields, as used by string.Formatter
-
-    return _string.formatter_field_name_split(field_name)  # type: ignore[no-any-return]
-
-
-def _format(guards: SizeGuards, template: str, *args: Any, **kwargs: Any) -> str:
-    return _GuardedFormatter(guards).vformat(template, args, kwargs)
+def _sum_len(a: Any, b: Any) -> int:
+    """The length of `a + b` by the base types' own lengths (a subclass's `__len__` may lie)."""
+    return (_true_len(a) or 0) + (_true_len(b) or 0)
 
 
-def _format_map(guards: SizeGuards, template: str, mapping: Any) -> str:
-    return _GuardedFormatter(guards).vformat(template, (), mapping)
+def _bits(value: Fraction | int, part: str) -> int:
+    """Bits of a Fraction's (or int's) numerator or denominator, read by the int method."""
+    if isinstance(value, int):
+        return int.bit_length(value) if part == "numerator" else 1
+    number = _FRACTION_PARTS[part].__get__(value)  # the stored slot: a subclass's property may lie
+    return int.bit_length(number) if isinstance(number, int) else 0
 
 
-def _padded(name: str) -> Callable[..., Any]:
-    def method(guards: SizeGuards, obj: Any, width: int, *args: Any) -> Any:
-        width = operator.index(width)  # once, as a plain int: the code's `__index__` or `>` may lie
-        guards.check_length(width, "a string of length")
-        return getattr(obj, name)(width, *args)
-
-    return method
+_FRACTION_PARTS: dict[str, Any] = {
+    "numerator": Fraction.__dict__["_numerator"],
+    "denominator": Fraction.__dict__["_denominator"],
+}
 
 
-def _expandtabs(guards: SizeGuards, obj: Any, tabsize: int = 8) -> Any:
-    guards.check_length(len(obj) * max(tabsize, 1), "a string of length")
-    return obj.expandtabs(tabsize)
-
-
-def _replace(guards: SizeGuards, obj: Any, old: Any, new: Any, count: int = -1) -> Any:
-    old, new = plain(old), plain(new)  # a subclass's `len` may lie; the base type's may not
-    hits = obj.count(old) if old else len(obj) + 1
-    if count >= 0:
-        hits = min(hits, count)
-    guards.check_length(len(obj) + hits * max(len(new) - len(old), 0), "a string of length")
-    return obj.replace(old, new, count)
-
-
-def _join(guards: SizeGuards, obj: Any, iterable: Any) -> Any:
-    items = [plain(item) for item in iterable]
-    guards.check_length(
-        sum(len(item) for item in items if isinstance(item, (str, bytes, bytearray)))
-        + len(obj) * max(len(items) - 1, 0),
-        "a string of length",
-    )
-    return obj.join(items)
-
-
-def plain(value: Any) -> Any:
-    """A str or bytes subclass's value as the plain base type (other values unchanged)."""
-    if isinstance(value, str) and type(value) is not str:
-        return str.__getitem__(value, slice(None))
-    if isinstance(value, bytes | bytearray) and type(value) not in (bytes, bytearray):
-        return bytes(value)
+def _plain_int(value: Any, method: str) -> Any:
+    """An int (a subclass too, unless it defines `method` itself) as a plain int; other values unchanged."""
+    if isinstance(value, int) and getattr(type(value), method, None) is getattr(int, method):
+        return int.__index__(value)
     return value
 
 
-SIZED_METHODS: dict[str, Callable[..., Any]] = {
-    "join": _join,
-    "ljust": _padded("ljust"),
-    "rjust": _padded("rjust"),
-    "center": _padded("center"),
-    "zfill": _padded("zfill"),
-    "expandtabs": _expandtabs,
-    "replace": _replace,
-}
-STR_METHODS: dict[str, Callable[..., Any]] = {**SIZED_METHODS, "format": _format, "format_map": _format_map}
+_MODPOW_WORK = 100_000_000
+"""Exponent bits times modulus bits allowed for `pow(x, y, m)` (a 4,096-bit RSA step is 16,777,216)."""

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._builtins import Output
 from sandbox._compile import FILENAME, MAIN
-from sandbox._guards import SEAL, Guards, StopRun
-from sandbox._sizes import plain
+from sandbox._signals import SEAL, StopRun
+from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from sandbox._guards import Guards
 
 
 def _run_output() -> Output | None:

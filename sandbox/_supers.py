@@ -12,9 +12,10 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
+from sandbox._classes import SANDBOX_CLASS_MARK
 from sandbox._dunders import own_instances_only, read_dunder
-from sandbox._guards import SANDBOX_CLASS_MARK, forbid
 from sandbox._policy import READABLE_DUNDERS
+from sandbox._signals import forbid
 
 if TYPE_CHECKING:
     from sandbox._guards import Guards

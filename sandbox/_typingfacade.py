@@ -13,7 +13,8 @@ from __future__ import annotations
 import typing
 from typing import TYPE_CHECKING, Any
 
-from sandbox._guards import SANDBOX_CLASS_MARK, forbid
+from sandbox._classes import SANDBOX_CLASS_MARK
+from sandbox._signals import forbid
 
 if TYPE_CHECKING:
     from sandbox._guards import Guards

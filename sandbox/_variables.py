@@ -9,24 +9,17 @@ defined ever reaches the host. The conversion walks only exact built-in containe
 
 from __future__ import annotations
 
-import json
-import keyword
 import types
 from typing import TYPE_CHECKING, Any
 
+from sandbox._budgets import keep_values
 from sandbox._compile import KEEP, LOCALS, VARIABLES
-from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._modules import Module
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from sandbox._jsonvalue import JsonValue
-
-
-def valid_name(name: object) -> bool:
-    """Whether `name` can be a kept variable: an identifier, not a keyword, not starting with `_`."""
-    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
 
 
 class Keeper:
@@ -52,39 +45,7 @@ class Keeper:
         """
         if self.left is None:
             return None, {}
-        excluded = set(skip)
-        kept: dict[str, JsonValue] = {}
-        dropped: dict[str, str] = {}
-        left = budget
-        for name, value in sorted(self.left.items()):
-            if name in excluded or not valid_name(name):
-                continue
-            converted, reason = _convert(name, value, left)
-            if reason is not None:
-                dropped[name] = reason
-                continue
-            kept[name] = converted
-            left -= _size(converted)
-        return kept, dropped
-
-
-def _convert(name: str, value: object, budget: int) -> tuple[JsonValue, str | None]:
-    kind = _not_data(value)
-    if kind is not None:
-        return None, kind
-    if _nodes_over(value, budget):  # before converting: a list holding itself many times would take for ever
-        return None, f"too large: over the {budget:,} bytes of JSON left for variables"
-    try:
-        converted = check_json(value)
-    except NotJsonError as error:
-        text = str(error)
-        return None, f"{name}{text[len('value') :]}" if text.startswith("value") else text
-    except RecursionError:
-        return None, "nested too deeply"
-    size = _size(converted)
-    if size > budget:
-        return None, f"too large: {size:,} bytes of JSON, over the {budget:,} left for variables"
-    return converted, None
+        return keep_values(self.left, budget=budget, skip=skip, not_data=_not_data)
 
 
 def _not_data(value: object) -> str | None:
@@ -99,25 +60,3 @@ def _not_data(value: object) -> str | None:
     if kind in (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType):
         return "a generator or coroutine"
     return None
-
-
-def _nodes_over(value: object, limit: int) -> bool:
-    """Whether `value` has more than `limit` JSON nodes (each takes at least a byte), counting without recursion."""
-    stack = [value]
-    count = 0
-    while stack:
-        item = stack.pop()
-        count += 1
-        if count > limit:
-            return True
-        kind = type(item)
-        if kind is dict:
-            stack.extend(item.values())  # type: ignore[attr-defined]  # exact dict, checked above
-            count += len(item)  # type: ignore[arg-type]  # its keys
-        elif kind is list or kind is tuple:
-            stack.extend(item)  # type: ignore[arg-type]  # exact list or tuple, checked above
-    return False
-
-
-def _size(value: JsonValue) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sandbox._confine import Confinement
 from sandbox._confine_apply import enclose, seal
 from sandbox._confine_warm import warm_up
+from sandbox._distrust import CPU_CEILING
 from sandbox._hostcall import HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
 from sandbox._repeat import Repeat
@@ -57,16 +58,29 @@ class _Memory:
         self.base = _address_space() if ceiling > 0 and os.path.exists("/proc/self/statm") else 0
         """Bytes mapped at start; each run may add its `Limits.memory` to these."""
         self.hard = self.base + ceiling if self.base else resource.RLIM_INFINITY
+        self._soft: int | None = None  # the soft limit this object last set: none yet
 
-    def limit_run(self, memory: int) -> None:
-        """Lower the soft limit to what this run may add (never above the ceiling, which nothing can raise)."""
+    def limit_run(self, memory: int, timeout: float) -> None:
+        """Lower the soft limits to what this run may add (never above the ceilings, which nothing can raise).
+
+        The CPU soft limit is the run's wall clock from now: a worker that keeps computing after its run (code
+        that got past the policy, left spinning on the loop) gets `SIGXCPU` even if the host never looks.
+        """
         if self.base:
             soft = self.hard if memory <= 0 else min(self.base + memory, self.hard)
-            resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
+            if soft != self._soft:  # most runs ask for what the last one did: no system call
+                resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
+                self._soft = soft
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = used.ru_utime + used.ru_stime
+        seconds = spent + timeout + 1 if math.isfinite(timeout) else CPU_CEILING  # the host kills at +1 s too
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_CPU, (min(math.ceil(seconds), CPU_CEILING), CPU_CEILING))
 
 
 def _limit_resources(memory: _Memory) -> None:
     limits = [
+        (resource.RLIMIT_CPU, CPU_CEILING),
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_FSIZE, 0),  # no file can be written
     ]
@@ -199,10 +213,10 @@ class Worker:
         buffer += data
         try:
             while len(buffer) >= HEADER.size:
-                end = HEADER.size + frame_size(bytes(buffer[: HEADER.size]))
+                end = HEADER.size + frame_size(buffer[: HEADER.size])
                 if len(buffer) < end:
                     break
-                message = decode(bytes(buffer[HEADER.size : end]))
+                message = decode(buffer[HEADER.size : end])
                 del buffer[:end]
                 self.handle(message)
                 if self.finished.done():
@@ -230,7 +244,7 @@ class Worker:
         self.current_run = run_id
         try:
             limits = Limits.from_json(message["limits"])
-            self.memory.limit_run(limits.memory)
+            self.memory.limit_run(limits.memory, limits.timeout)
             result = await run_code(
                 message["code"],
                 limits=limits,

@@ -68,3 +68,11 @@ def timeout_message(seconds: float, where: str = "") -> str:
 def calls_message(calls: int) -> str:
     """What the model reads when a run makes more host-function calls than its `calls` limit."""
     return f"the code made more than {calls:,} tool calls; make fewer per run"
+
+
+def output_message(output: int) -> str:
+    """What the model reads when a run prints more than its `output` limit."""
+    return (
+        f"the code printed more than {output:,} characters; print less (a summary, a count, a slice) "
+        "or return the data instead"
+    )

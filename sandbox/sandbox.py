@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Literal, Self
 
+from sandbox._budgets import valid_name
 from sandbox._confine import Confinement, Layers
 from sandbox._dispatch import Dispatcher
 from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._pool import WorkerPool
 from sandbox._repeat import Repeat
 from sandbox._runner import run_code
-from sandbox._variables import valid_name
 from sandbox.errors import SandboxClosedError, SandboxError
 from sandbox.limits import Limits
 
@@ -41,7 +41,17 @@ no boundary at all: code that gets past the policy is the host. For trusted code
 
 
 class Sandbox:
-    """Runs untrusted Python with host functions; an async context manager that owns its workers."""
+    """Runs untrusted Python with host functions; an async context manager that owns its workers.
+
+    Args:
+        limits: The default limits of every run.
+        isolation: Where runs happen (see `Isolation`).
+        workers: Worker processes kept warm (process isolation).
+        confinement: How each worker confines itself (process isolation on Linux).
+        fresh_workers: Give every run a worker no other run has used, replaced after it, so code that got past
+            the policy cannot see or change another run. By default a worker serves the runs of this sandbox
+            (and only this sandbox) one after another, and is replaced after a run that was cut off.
+    """
 
     def __init__(
         self,
@@ -50,6 +60,7 @@ class Sandbox:
         isolation: Isolation = "process",
         workers: int = 2,
         confinement: Confinement | None = None,
+        fresh_workers: bool = False,
     ) -> None:
         if isolation not in ("process", "inline"):
             raise SandboxError(f"isolation must be 'process' or 'inline', not {isolation!r}")
@@ -64,7 +75,7 @@ class Sandbox:
         self.confinement = confinement or Confinement()
         """How each worker process confines itself (process isolation on Linux)."""
         self._pool = (
-            WorkerPool(size=workers, memory=self.limits.memory, confinement=self.confinement)
+            WorkerPool(size=workers, memory=self.limits.memory, confinement=self.confinement, fresh=fresh_workers)
             if isolation == "process"
             else None
         )

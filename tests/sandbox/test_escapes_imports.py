@@ -1554,7 +1554,6 @@ CASES = [
         logging.warning('x')
         """,
         limit("memory", "this would create a formatted field of width of about 2,000,000", "MemoryError"),
-        still_open="a `%(key)N` field skips the `%` width check (`_PERCENT_SPEC` in sandbox/_sizes.py has no `(key)`)",
     ),
     case(
         "logging_logger_private_config",

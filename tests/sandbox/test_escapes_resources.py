@@ -1165,7 +1165,6 @@ CASES = [
         return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
         """,
         TOO_BIG,
-        still_open="`str.translate` expands each character unchecked (`replace` is checked): open",
     ),
     case(
         "size_guard_re_sub_on_empty_matches",
@@ -1451,7 +1450,6 @@ CASES = [
         "percent_mapping_key_width_guard",
         "x = '%(a)2000000s' % {'a': 1}\nreturn 'PW' + 'NED'",
         limit("memory", "this would create a formatted field of width of about 2,000,000", "MemoryError"),
-        still_open="a `%(key)N` field skips the `%` width check (`_PERCENT_SPEC` in sandbox/_sizes.py has no `(key)`)",
     ),
 ]
 

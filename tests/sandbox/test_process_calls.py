@@ -100,3 +100,45 @@ async def test_sequential_calls_then_a_run_on_the_same_worker(sb: Sandbox) -> No
     first = await sb.run(code, functions={"echo": lambda x: x})
     second = await sb.run("return 'next'")
     assert (first.value, first.calls, second.value) == (sum(range(200)), 200, "next")
+
+
+async def test_sync_and_async_functions_answer_calls_gathered_together(sb: Sandbox) -> None:
+    """The reader answers a sync function itself and an async one in a task: each call still gets its own value."""
+
+    async def slow_double(i: int) -> int:
+        await anyio.sleep(0.005 * (i % 3))
+        return i * 2
+
+    def triple(i: int) -> int:
+        if i == 7:
+            raise ValueError("seven")
+        return i * 3
+
+    code = """\
+import asyncio
+
+async def one(i):
+    try:
+        return [await slow_double(i), await triple(i)]
+    except ValueError as error:
+        return str(error)
+
+return await asyncio.gather(*[one(i) for i in range(60)])
+"""
+    result = await sb.run(code, functions={"slow_double": slow_double, "triple": triple})
+    assert result.error is None, result.error
+    assert result.value == ["seven" if i == 7 else [i * 2, i * 3] for i in range(60)]
+    assert result.calls == 120
+
+
+async def test_replies_larger_than_the_pipe_while_the_worker_sends_large_calls(sb: Sandbox) -> None:
+    """Replies the pipe cannot take at once wait for room while the host goes on reading the worker's large calls."""
+    code = """\
+import asyncio
+sizes = await asyncio.gather(*[echo("y" * 200_000 + str(i)) for i in range(20)])
+return [len(s) for s in sizes]
+"""
+    with anyio.fail_after(20):
+        result = await sb.run(code, functions={"echo": lambda text: text * 2})
+    assert result.error is None, result.error
+    assert result.value == [2 * (200_000 + len(str(i))) for i in range(20)]

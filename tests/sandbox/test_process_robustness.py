@@ -338,10 +338,9 @@ async def test_the_host_refuses_stale_calls_and_survives_malformed_frames(tmp_pa
         called.append(value)
         return value
 
-    process = await anyio.open_process(
-        [sys.executable, "-c", ROGUE_WORKER], env={**os.environ, "PYTHONPATH": ROOT}, start_new_session=True
+    worker = await WorkerProcess.spawn(
+        [sys.executable, "-c", ROGUE_WORKER], env={**os.environ, "PYTHONPATH": ROOT}, workdir=str(tmp_path)
     )
-    worker = WorkerProcess(process, workdir=str(tmp_path))
     try:
         with anyio.fail_after(5):
             assert (await worker.receive())["t"] == "ready"
@@ -362,10 +361,9 @@ async def test_the_host_refuses_stale_calls_and_survives_malformed_frames(tmp_pa
 async def test_a_worker_cut_off_mid_frame_is_a_crashed_result(tmp_path: Path) -> None:
     """A frame header promising more than the worker sends before dying is `crashed`, not `IncompleteRead`."""
     script = ROGUE_WORKER.replace('"kind": "bogus"', '"kind": "runtime"')
-    process = await anyio.open_process(
-        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": ROOT}, start_new_session=True
+    worker = await WorkerProcess.spawn(
+        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": ROOT}, workdir=str(tmp_path)
     )
-    worker = WorkerProcess(process, workdir=str(tmp_path))
 
     async def echo(value: object) -> object:
         return value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from sandbox import Sandbox
@@ -42,3 +44,13 @@ async def test_a_run_without_a_seed_draws_fresh_values_and_reads_the_real_clock(
     assert isinstance(second.value, list)
     assert first.value[0] != second.value[0]
     assert first.value[1] > 1_700_000_000.25
+
+
+async def test_concurrent_runs_each_get_their_own_seed_and_clock() -> None:
+    """Inline runs that overlap on one event loop each import `random` and `time` with the settings of their run."""
+    code = "import asyncio\nawait asyncio.sleep(0.01)\nimport random, time\nreturn [random.random(), time.time()]"
+    async with Sandbox(isolation="inline") as sb:
+        alone = [await sb.run(code, seed=seed, clock=float(seed)) for seed in (1, 2)]
+        together = await asyncio.gather(*(sb.run(code, seed=seed, clock=float(seed)) for seed in (1, 2)))
+    assert [result.value for result in together] == [result.value for result in alone]
+    assert [result.value[1] for result in alone if isinstance(result.value, list)] == [1.0, 2.0]

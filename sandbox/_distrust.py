@@ -1,0 +1,146 @@
+"""The host's checks on what a worker process sends: a worker is never taken on trust.
+
+Code that gets past the policy holds its worker and can write any frame. So the host checks a `done` frame's
+result against the run's limits with the same rules and words as the worker's own checks (`_runner` for the
+value, `_builtins` for printed output, `_variables` for kept variables), and admits `call` frames as they
+arrive: one past `Limits.calls` ends the run and the worker, and while many calls are outstanding the host stops
+reading the pipe, so what it holds for a worker stays bounded however fast the worker writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import TYPE_CHECKING
+
+import anyio
+
+from sandbox._budgets import OUTPUT_MARKER, keep_values, result_size_error, valid_name
+from sandbox._protocol import MAX_FRAME
+from sandbox.limits import calls_message, output_message
+from sandbox.result import RunError, RunResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from sandbox._jsonvalue import JsonValue
+    from sandbox.limits import Limits
+
+_MAX_TEXT = 8 * 1024
+"""Characters of an error's message or traceback kept from a worker (the worker's own are shorter)."""
+_MAX_REASON = 500
+"""Characters of a dropped variable's reason kept from a worker."""
+
+
+def checked_result(
+    result: RunResult, *, limits: Limits, keeps: bool, reserved: Iterable[str]
+) -> tuple[RunResult, bool]:
+    """`result` as the run's limits allow it, and whether the worker had sent anything past them.
+
+    Args:
+        result: What the worker's `done` frame says.
+        limits: The run's limits.
+        keeps: Whether the run was given `variables=` (only then can it leave any).
+        reserved: The names no kept variable may take (the run's host functions and error names).
+    """
+    error, lied = _checked_error(result.error)
+    stdout = result.stdout
+    marked = limits.output + len(OUTPUT_MARKER.format(limit=limits.output))
+    if len(stdout) > marked:
+        stdout, lied = stdout[: limits.output] + OUTPUT_MARKER.format(limit=limits.output), True
+        error = error or RunError(kind="output_limit", message=output_message(limits.output))
+    value = result.value
+    if error is not None:
+        lied, value = lied or value is not None, None
+    else:
+        error = result_size_error(value, limits.result)
+        if error is not None:
+            lied, value = True, None
+    variables: dict[str, JsonValue] | None = None
+    dropped: dict[str, str] = {}
+    if keeps and result.variables is not None:
+        variables, dropped = keep_values(result.variables, budget=limits.variables, skip=reserved)
+        lied = lied or variables != result.variables
+    dropped.update(
+        (name, reason[:_MAX_REASON])
+        for name, reason in result.dropped_variables.items()
+        if keeps and valid_name(name) and name not in dropped and variables is not None and name not in variables
+    )
+    lied = lied or (not keeps and (result.variables is not None or bool(result.dropped_variables)))
+    checked = dataclasses.replace(
+        result, value=value, stdout=stdout, error=error, variables=variables, dropped_variables=dropped
+    )
+    return checked, lied
+
+
+def _checked_error(error: RunError | None) -> tuple[RunError | None, bool]:
+    """The error with its texts cut to what a worker writes; the kind is checked when the frame is read."""
+    if error is None or (len(error.message) <= _MAX_TEXT and len(error.traceback) <= _MAX_TEXT):
+        return error, False
+    return dataclasses.replace(error, message=error.message[:_MAX_TEXT], traceback=error.traceback[:_MAX_TEXT]), True
+
+
+class CallsOverError(Exception):
+    """A worker sent more `call` frames in one run than `Limits.calls` allows: its own cap did not hold."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__(
+            f"{calls_message(calls)} (the worker process sent more calls than its own limit lets through, "
+            "so it was replaced)"
+        )
+
+
+class Admission:
+    """How many of a run's calls the host holds, and whether it may read another frame now.
+
+    A worker whose code is honest never has more than `concurrent_calls` calls out, except calls its code
+    stopped waiting for (`asyncio.wait_for`): those still run on the host. So up to twice that many, or one
+    frame's worth of bytes, are held before the host stops reading; a `done` frame behind them waits too.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self.max_calls = limits.calls
+        self.max_held = 2 * max(limits.concurrent_calls, 1)
+        self.count = 0
+        self.held = 0
+        self.held_bytes = 0
+        self._room = anyio.Event()
+        self._room.set()
+
+    def admit(self, size: int) -> None:
+        """Count a `call` frame of `size` bytes; `CallsOverError` past the run's call limit."""
+        self.count += 1
+        if self.count > self.max_calls:
+            raise CallsOverError(self.max_calls)
+        self.held += 1
+        self.held_bytes += size
+        if self.held >= self.max_held or self.held_bytes >= MAX_FRAME:
+            self._room = anyio.Event()
+
+    def release(self, size: int) -> None:
+        """A held call has its outcome: the host may read again."""
+        self.held -= 1
+        self.held_bytes -= size
+        if self.held < self.max_held and self.held_bytes < MAX_FRAME:
+            self._room.set()
+
+    async def room(self) -> None:
+        """Wait until the host may read another frame."""
+        await self._room.wait()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user and system) process `pid` has used, from `/proc`; None where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+CPU_CEILING = 3600
+"""CPU seconds a worker may use in its life (its hard `RLIMIT_CPU`); the pool retires it at half of that."""
+IDLE_CPU = 0.25
+"""CPU seconds a worker may use between runs (finishing the last one) before the pool takes it for spinning."""

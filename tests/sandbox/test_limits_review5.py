@@ -1,0 +1,267 @@
+"""Limit bypasses from the fifth review: single operations past `max_size`, work past the clock, results too big.
+
+Each case is one finding, run in both isolations with `max_size` at 1,000,000, and names the limit that stops it:
+the exact error kind and the message's words. A finding not closed yet is a strict xfail with the reason beside
+it; inline, those are a host DoS (the README's limits section says inline is for trusted code).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from sandbox import Limits, Sandbox
+from sandbox.limits import output_message
+
+BOTH = pytest.mark.parametrize("isolation", ["inline", "process"])
+CAP = Limits(timeout=5.0, max_size=1_000_000)
+LIMIT = "the limit is 1,000,000"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Case:
+    """One finding: the code, and the error that must stop it."""
+
+    name: str
+    code: str
+    kind: str = "memory"
+    message: str
+    """Words the error message must hold (with `LIMIT` for a size guard)."""
+    xfail: str | None = None
+    """Why the finding is still open, if it is."""
+
+
+LIAR = (
+    "class B(int):\n    def __gt__(self, other):\n        return False\n"
+    "    def __radd__(self, other):\n        return 0\n"
+)
+"""An int subclass whose comparisons and additions lie: a guard must convert it with `operator.index` first."""
+SIZE = "this would create "
+
+CASES = [
+    Case(
+        name="find05 pow with a modulus and a huge exponent",
+        code="return pow(3, (1 << 200000) - 1, (1 << 60000) + 1) % 10",
+        message="pow(x, y, m) with a 200,000-bit y and a 60,001-bit m is too much work for one operation",
+    ),
+    Case(
+        name="find06 a %-width after a mapping key",
+        code='return len("%(a)20000000s" % {"a": "x"})',
+        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find06 a negative * width",
+        code='return len("%*s" % (-20000000, "x"))',
+        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find06 a bytes %-width after a mapping key",
+        code='return len(b"%(a)20000000s" % {b"a": b"x"})',
+        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find09 math.prod",
+        code="import math\nreturn math.prod([1 << 400_000] * 3).bit_length()",
+        message=f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}",
+    ),
+    Case(
+        name="find09 math.lcm",
+        code="import math\nreturn math.lcm((1 << 600_000) + 1, (1 << 600_000) + 3).bit_length()",
+        message=f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}",
+    ),
+    Case(
+        name="find09 Fraction times Fraction",
+        code="from fractions import Fraction\nf = Fraction(1 << 600_000, 3)\nreturn (f * f).numerator.bit_length()",
+        message=f"{SIZE}a fraction with a bit length of about 1,200,002; {LIMIT}",
+    ),
+    Case(
+        name="find10 sum of lists",
+        code="return len(sum([[0] * 400_000] * 25, []))",
+        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+    ),
+    Case(
+        name="find10 sum of tuples",
+        code="return len(sum([(0,) * 400_000] * 12, ()))",
+        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+    ),
+    Case(
+        name="find22 operator.add",
+        code="import operator\ns = 'x' * 400_000\nfor i in range(5):\n    s = operator.add(s, s)\nreturn len(s)",
+        message=f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}",
+    ),
+    Case(
+        name="find22 operator.concat",
+        code="import operator\ns = b'x' * 400_000\nfor i in range(5):\n    s = operator.concat(s, s)\nreturn len(s)",
+        message=f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}",
+    ),
+    Case(
+        name="find25 str.replace with a lying count",
+        code="class C:\n    def __ge__(self, o):\n        return True\n    def __index__(self):\n        return -1\n"
+        "return len(('a' * 2000).replace('a', 'b' * 1000, C()))",
+        message=f"{SIZE}a string of length of about 2,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find25 str.expandtabs with a lying tabsize",
+        code="class T:\n    def __gt__(self, o):\n        return True\n    def __rmul__(self, o):\n        return 0\n"
+        "    def __index__(self):\n        return 1000\nreturn len(('\\t' * 2000).expandtabs(T()))",
+        message=f"{SIZE}a string of length of about 2,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find25 ** with a lying int subclass",
+        code=LIAR + "return (3 ** B(2000000)).bit_length()",
+        message=f"{SIZE}an int with a bit length of about 4,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find25 << with a lying int subclass",
+        code=LIAR + "return (1 << B(20000000)).bit_length()",
+        message=f"{SIZE}an int with a bit length of about 20,000,001; {LIMIT}",
+    ),
+    Case(
+        name="find25 math.factorial with a lying int subclass",
+        code=LIAR + "import math\nreturn math.factorial(B(200000)).bit_length()",
+        message=f"{SIZE}an int with a bit length of about 3,521,928; {LIMIT}",
+    ),
+    Case(
+        name="find25 random.getrandbits with a lying int subclass",
+        code=LIAR + "import random\nreturn random.getrandbits(B(20000000)).bit_length()",
+        message=f"{SIZE}an int with a bit length of about 20,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find25 random.randbytes with a lying int subclass",
+        code=LIAR + "import random\nreturn len(random.randbytes(B(20000000)))",
+        message=f"{SIZE}bytes of length of about 20,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find25 a * width from a lying int subclass",
+        code=LIAR + "return len('%*s' % (B(20000000), 'x'))",
+        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find25 + of str subclasses with a lying len",
+        code="class S(str):\n    def __len__(self):\n        return 0\ns = 'x' * 600000\nreturn len(str(S(s) + S(s)))",
+        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+    ),
+    Case(
+        name="find14 a Fraction too large to write",
+        code="from fractions import Fraction\nreturn Fraction(10**5000, 3)",
+        kind="runtime",
+        message="the returned value is a Fraction of 16,610 bits, too large to write out",
+    ),
+    Case(
+        name="find21 the returned value: one big string many times",
+        code="s = 'x' * 1_000_000\nreturn [s] * 300",
+        kind="result_limit",
+        message="the returned value is more than 1,048,576 bytes as JSON; the limit is 1,048,576",
+    ),
+    Case(
+        name="find07 str.translate",
+        code='return len(("a" * 2000).translate({97: "b" * 1000}))',
+        message=f"{SIZE}a string of length of about 2,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find08 unbound int.to_bytes",
+        code='return len(int.to_bytes(0, 2000000, "big"))',
+        message=f"{SIZE}bytes of length of about 2,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find11 repr doubling",
+        code="s = '\\\\' * 200000\nfor i in range(5):\n    s = repr(s)\nreturn len(s)",
+        message=f"{SIZE}a string of length of about",
+        xfail="repr/ascii/json.dumps/normalize/quote/strftime grow their input many times, unguarded",
+    ),
+    Case(
+        name="find12 deque of a range",
+        code="import collections\nreturn len(collections.deque(range(2000000)))",
+        message=f"{SIZE}a sequence of length of about 2,000,000; {LIMIT}",
+        xfail="C constructors that materialise an iterable (deque, dict.fromkeys, product(repeat=)) are unguarded",
+    ),
+    Case(
+        name="find16 Decimal precision",
+        code="import decimal\ndecimal.getcontext().prec = 2 * 10**6\nreturn len(str(decimal.Decimal(1) / 7))",
+        message=f"{SIZE}a decimal with a precision of about 2,000,000; {LIMIT}",
+        xfail="the decimal context's `prec` is not capped at `max_size` (`_decimalctx.py`)",
+    ),
+    Case(
+        name="find22 itertools.accumulate of strings",
+        code="import itertools\nlast = None\nfor last in itertools.accumulate(itertools.repeat('x' * 400000, 30)):\n"
+        "    pass\nreturn len(last)",
+        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+        xfail="itertools.accumulate adds in C, past the `+` guard",
+    ),
+    Case(
+        name="find29 UserList times a count",
+        code="import collections\nreturn len(collections.UserList([0] * 1000) * 2000)",
+        message=f"{SIZE}a sequence of length of about 2,000,000; {LIMIT}",
+        xfail="UserList and UserString repeat and add in their own methods, which the guards do not see",
+    ),
+]
+
+
+def _params() -> list[object]:
+    marks = {case.name: [pytest.mark.xfail(reason=case.xfail, strict=True)] if case.xfail else [] for case in CASES}
+    return [pytest.param(case, id=case.name, marks=marks[case.name]) for case in CASES]
+
+
+@BOTH
+@pytest.mark.parametrize("case", _params())
+async def test_each_finding_is_stopped_by_the_limit_it_bypassed(sb: Sandbox, case: Case) -> None:
+    """The code of the finding ends with the exact kind, and the message names the limit."""
+    result = await sb.run(case.code, limits=CAP)
+    assert result.error is not None, result.value
+    assert result.error.kind == case.kind, result.error
+    assert case.message in result.error.message, result.error.message
+
+
+@BOTH
+async def test_printing_one_big_string_many_times_keeps_only_what_fits(sb: Sandbox) -> None:
+    """find21: `print(*[s] * 300)` is cut at the output limit without joining 300 copies first."""
+    result = await sb.run("s = 'x' * 1_000_000\nprint(*([s] * 300))", limits=CAP)
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("output_limit", output_message(CAP.output) + " (line 2)")
+    assert result.stdout.startswith("x" * CAP.output + "\n[... output truncated")
+
+
+@BOTH
+async def test_a_kept_variable_holding_one_big_string_many_times_is_dropped_unmeasured(sb: Sandbox) -> None:
+    """find21: a kept list of 300 references to a 1 MB string is refused by its lower bound, never written out."""
+    result = await sb.run("s = 'x' * 1_000_000\nkeep = [s] * 300\nsmall = 1", limits=CAP, variables={})
+    assert result.error is None, result.error
+    assert result.variables == {"small": 1}
+    assert result.dropped_variables == {
+        "keep": "too large: over the 262,144 bytes of JSON left for variables",
+        "s": "too large: 1,000,002 bytes of JSON, over the 262,144 left for variables",
+    }
+
+
+@BOTH
+async def test_a_fence_line_of_many_spaces_is_read_in_one_pass(sb: Sandbox) -> None:
+    """find26: a backtick line of 60,000 spaces is no fence; the run is a syntax error at once, not a hang."""
+    result = await sb.run("```" + " " * 60_000 + "`", limits=CAP)
+    assert result.error is not None
+    assert result.error.kind == "syntax"
+
+
+@BOTH
+@pytest.mark.xfail(
+    strict=True,
+    reason="stdlib code written in Python (difflib) and C consumers run unticked: only the wall clock stops them, "
+    "and inline, nothing inside one call (README, limits)",
+)
+async def test_stdlib_code_written_in_python_counts_against_the_operation_budget(sb: Sandbox) -> None:
+    """find23: difflib's loops should spend the operation budget like the code's own loops do."""
+    code = (
+        "import difflib\na = 'ab' * 300\nb = 'ba' * 300\n"
+        "return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()"
+    )
+    result = await sb.run(code, limits=Limits(timeout=5.0, operations=1_000))
+    assert result.error is not None
+    assert result.error.kind == "timeout"
+
+
+@BOTH
+async def test_deepcopy_of_a_tuple_shared_many_times_copies_each_tuple_once(sb: Sandbox) -> None:
+    """find28: 2**22 paths through 23 tuples: `copy.deepcopy` visits each tuple once and returns it unchanged."""
+    code = "import copy\nt = (0,)\nfor i in range(22):\n    t = (t, t)\nreturn copy.deepcopy(t) is t"
+    result = await sb.run(code, limits=CAP)
+    assert (result.value, result.error) == (True, None)

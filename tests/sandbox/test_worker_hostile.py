@@ -1,0 +1,243 @@
+"""A compromised worker process: the host takes nothing it sends on trust.
+
+Code that gets past the policy holds its worker. Each test runs a real worker process whose run path is replaced
+(`HOSTILE`, the pool's own worker with `Worker.run` overridden for code starting `#hostile`), as such code could
+replace it, and checks what the host does with what that worker sends: results past the run's limits, forged
+error kinds, floods of calls, CPU burnt between runs, and state kept for later runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from typing import TYPE_CHECKING
+
+import anyio
+import pytest
+
+from sandbox import Limits, Sandbox
+from sandbox._budgets import OUTPUT_MARKER
+from sandbox._confine import Confinement
+from sandbox._dispatch import Dispatcher
+from sandbox._distrust import IDLE_CPU, cpu_seconds
+from sandbox._process import WorkerProcess
+from sandbox.limits import calls_message, output_message
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+HOSTILE = r"""
+import asyncio, gc
+from sandbox import _compile, _worker
+from sandbox._hostcall import Call, HostFailure
+
+class Hostile(_worker.Worker):
+    kept = None
+
+    async def run(self, message):
+        code = message["code"]
+        if self.kept is not None:  # an earlier run left its hook: every later run is rewritten
+            message = {**message, "code": "return " + repr(self.kept)}
+        elif code.startswith("#hostile "):
+            return await self.attack(message, code.split()[1])
+        await super().run(message)
+
+    def done(self, run_id, result):
+        self.end_run()
+        self.send({"t": "done", "run": run_id, "result": result})
+
+    async def attack(self, message, name):
+        run_id = self.current_run = message["run"]
+        limits = _worker.Limits.from_json(message["limits"])
+        self.memory.limit_run(limits.memory, limits.timeout)  # as every run starts
+        if name == "oversized":
+            return self.done(run_id, {
+                "value": "v" * 5_000, "stdout": "o" * 5_000, "error": None,
+                "variables": {"__builtins__": 1, "big": "b" * 5_000, "ok": 1}, "dropped_variables": {"_x": "y"},
+            })
+        if name == "kind":
+            return self.done(run_id, {"value": None, "error": {"kind": "not-a-kind", "message": "x"}})
+        if name in ("flood", "burst"):
+            payload = [0] * 20_000
+            calls = [self.call(run_id, Call("slow", None, [payload], {})) for _ in range(30)]
+            values = await asyncio.gather(*calls, return_exceptions=True)
+            return self.done(run_id, {"value": [v if isinstance(v, int) else repr(v) for v in values]})
+        if name == "spin":
+            def spin():
+                while True:
+                    pass
+            asyncio.get_running_loop().call_later(0.05, spin)
+            return self.done(run_id, {"value": "ok"})
+        if name == "persist":
+            Hostile.kept = "SPOOFED"
+            return self.done(run_id, {"value": "installed"})
+        if name == "cache":
+            sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
+            return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
+
+_worker.main(Hostile)
+"""
+
+
+@contextlib.asynccontextmanager
+async def hostile(limits: Limits, *, fresh: bool = False) -> AsyncIterator[Sandbox]:
+    """A one-worker process sandbox whose workers run `HOSTILE`."""
+    sandbox = Sandbox(isolation="process", workers=1, limits=limits, fresh_workers=fresh)
+    assert sandbox._pool is not None
+    sandbox._pool.entry = ("-c", HOSTILE)
+    async with sandbox:
+        yield sandbox
+
+
+def pid(sb: Sandbox) -> int:
+    """The process id of the sandbox's one idle worker."""
+    assert sb._pool is not None
+    [worker] = sb._pool._workers
+    return worker.process.pid
+
+
+SMALL = Limits(timeout=5.0, result=1024, output=1024, variables=1024)
+
+
+async def test_a_result_past_the_runs_limits_is_cut_by_the_host_with_the_workers_own_words() -> None:
+    """A `done` frame past `result`, `output` and `variables` (a `__builtins__` one too) is cut as a worker would."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile oversized", variables={})
+        assert result.value is None
+        assert result.stdout == "o" * 1024 + OUTPUT_MARKER.format(limit=1024)
+        assert result.error is not None
+        assert (result.error.kind, result.error.message) == ("output_limit", output_message(1024))
+        assert result.variables == {"ok": 1}
+        assert result.dropped_variables == {"big": "too large: 5,002 bytes of JSON, over the 1,024 left for variables"}
+        after = await sb.run("return 2", variables=result.variables)  # the kept variables are usable as they are
+        assert (after.value, after.error) == (2, None)
+        assert pid(sb) != before
+
+
+async def test_a_value_past_the_result_limit_from_a_worker_is_a_result_limit_error() -> None:
+    """Output within its limit, a value over it: `result_limit` with the worker-side wording, no value."""
+    async with hostile(Limits(timeout=5.0, result=1024, output=10_000)) as sb:
+        result = await sb.run("#hostile oversized")
+    assert result.error is not None
+    assert result.error.kind == "result_limit"
+    assert result.error.message == (
+        "the returned value is 5,002 bytes as JSON; the limit is 1,024. Return less (a summary, the fields you need, "
+        "a slice)"
+    )
+    assert (result.value, result.variables, result.dropped_variables) == (None, None, {})
+
+
+async def test_an_error_kind_outside_the_closed_set_is_refused_and_the_worker_replaced() -> None:
+    """A forged `done` with an unknown kind is a protocol violation: `crashed`, never the forged kind."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile kind")
+        assert result.error is not None
+        assert result.error.kind == "crashed"
+        assert "a `done` frame with an unknown error kind" in result.error.message
+        after = await sb.run("return 3")
+        assert after.value == 3
+        assert pid(sb) != before
+
+
+async def test_a_worker_past_its_call_limit_is_killed_and_the_run_says_so() -> None:
+    """30 calls at once past `calls=5`: the host serves 5 at most, kills the worker at the 6th: `call_limit`."""
+    served: list[int] = []
+
+    async def slow(data: list[int]) -> int:
+        served.append(len(data))
+        return len(data)
+
+    async with hostile(Limits(timeout=5.0, calls=5)) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile flood", functions={"slow": slow})
+        assert result.error is not None
+        assert result.error.kind == "call_limit"
+        assert result.error.message.startswith(calls_message(5) + " (the worker process sent more calls")
+        assert len(served) <= 5
+        after = await sb.run("return 4")
+        assert after.value == 4
+        assert pid(sb) != before
+
+
+async def test_the_host_holds_a_bounded_number_of_calls_however_fast_a_worker_sends_them() -> None:
+    """30 calls written at once with `concurrent_calls=1`: the host takes in a frame only when a call is done."""
+    limits = Limits(timeout=10.0, concurrent_calls=1)
+    held: list[int] = []
+    finished = 0
+
+    async def slow(data: list[int]) -> int:
+        nonlocal finished
+        held.append(dispatcher.count - finished)  # calls the host has taken in and not finished
+        await anyio.sleep(0.01)  # a slow tool: the worker's frames pile up on the pipe meanwhile
+        finished += 1
+        return finished
+
+    dispatcher = Dispatcher({"slow": slow}, limits, limit=True)
+    worker = await WorkerProcess.start(0, Confinement(), entry=("-c", HOSTILE))
+    try:
+        result = await worker.run("#hostile burst", limits=limits, dispatcher=dispatcher, error_names=())
+    finally:
+        await worker.kill()
+    assert result.error is None, result.error
+    assert result.value == list(range(1, 31))
+    assert max(held) <= 2  # `2 * concurrent_calls` held at most; without the bound, all 30 at once
+
+
+@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
+async def test_a_worker_that_computes_between_runs_is_replaced_before_the_next_run() -> None:
+    """Code left spinning on the worker's loop after `done`: the pool sees its CPU time grow and hands out another."""
+    async with hostile(Limits(timeout=5.0)) as sb:
+        spun = await sb.run("#hostile spin")
+        assert spun.value == "ok"
+        spinner = pid(sb)
+        start = cpu_seconds(spinner)
+        assert start is not None
+        for _ in range(400):  # the spinning process's CPU time, read from /proc: no event to wait on
+            if (cpu_seconds(spinner) or 0.0) - start > 2 * IDLE_CPU:
+                break
+            await anyio.sleep(0.05)
+        after = await sb.run("return 5")
+        assert after.value == 5
+        assert pid(sb) != spinner
+
+
+@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
+async def test_a_worker_spinning_after_its_run_is_stopped_by_its_cpu_rlimit() -> None:
+    """The CPU soft limit is the run's wall clock: a worker spinning after a 0.1 s run gets `SIGXCPU`."""
+    async with hostile(Limits(timeout=0.1)) as sb:
+        assert (await sb.run("#hostile spin")).value == "ok"
+        assert sb._pool is not None
+        [worker] = sb._pool._workers
+        with anyio.fail_after(40):
+            await worker.process.wait()
+        assert worker.process.returncode == -signal.SIGXCPU
+
+
+async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:
+    """The trust model, pinned: runs of one sandbox share its workers, so a hook left by one rewrites the next."""
+    async with hostile(SMALL) as sb:
+        assert (await sb.run("#hostile persist")).value == "installed"
+        assert (await sb.run("return 'mine'")).value == "SPOOFED"
+
+
+async def test_fresh_workers_give_each_run_a_worker_no_run_has_used() -> None:
+    """`fresh_workers=True`: the hook dies with its worker, and no later worker holds an earlier run's source."""
+    async with hostile(SMALL, fresh=True) as sb:
+        assert (await sb.run("#hostile persist")).value == "installed"
+        assert (await sb.run("return 'mine'")).value == "mine"
+        assert (await sb.run("api_key = 'VICTIM-SECRET'\nreturn len(api_key)")).value == 13
+        assert (await sb.run("#hostile cache")).value == []
+
+
+async def test_a_run_cut_off_by_its_timeout_does_not_leave_its_worker_in_the_pool() -> None:
+    """A run that reached `timeout` mid-work gets its worker replaced; the next run is on a new one."""
+    async with hostile(Limits(timeout=0.3)) as sb:
+        before = pid(sb)
+        stopped = await sb.run("while True:\n    pass")
+        assert stopped.error is not None
+        assert stopped.error.kind == "timeout"
+        after = await sb.run("return 6")
+        assert after.value == 6
+        assert pid(sb) != before
