@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import gc
+import importlib
 import logging
 import sys
 from typing import TYPE_CHECKING
