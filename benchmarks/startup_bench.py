@@ -152,7 +152,7 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    codemode = [sys.executable, "-c", "import sys; from codemode.cli import main; sys.exit(main())"]
+    codemode = [sys.executable, "-m", "codemode"]  # the program, as `codemode` runs it
     with tempfile.TemporaryDirectory() as tmp:
         config, script = write_catalog(Path(tmp), args.tools)
         os.environ["CODEMODE_CACHE_DIR"] = str(Path(tmp) / "cache")  # the index cache starts empty
