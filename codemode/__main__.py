@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from codemode.cli import main
+from codemode.cli import console
 
-sys.exit(main())
+sys.exit(console())

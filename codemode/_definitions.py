@@ -15,7 +15,6 @@ from codemode.errors import CatalogError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from codemode._json import JsonValue
     from codemode.tools import Tool
 
 
@@ -51,21 +50,29 @@ def check_definition(tool: Tool) -> None:
     """Raise `CatalogError` unless `tool` is a well-formed definition."""
     if not isinstance(tool.name, str) or not tool.name:
         raise CatalogError(f"A tool name must be a non-empty string, got {tool.name!r}.")
-    if not is_portable_alias(tool.alias):
-        raise CatalogError(
-            f"Tool {tool.name!r} has the alias {tool.alias!r}, which the model cannot write after `tools.`; "
-            f"use `portable_alias({tool.name!r})` ({portable_alias(tool.name)!r})."
-        )
-    if not isinstance(tool.description, str):
-        raise CatalogError(f"Tool {tool.name!r}: `description` must be a string, got {tool.description!r:.80}.")
+    check_alias(tool.name, tool.alias)
     if tool.handler is not None and not callable(tool.handler):
         raise CatalogError(f"Tool {tool.name!r}: `handler` must be callable, got {tool.handler!r:.80}.")
-    params: JsonValue = tool.parameters
-    if not isinstance(params, dict) or params.get("type") != "object":
+    check_fields(tool.name, tool.description, tool.parameters, tool.returns)
+
+
+def check_alias(name: str, alias: str) -> None:
+    """Raise `CatalogError` unless `alias` can be written after `tools.`."""
+    if not is_portable_alias(alias):
         raise CatalogError(
-            f'Tool {tool.name!r}: `parameters` must be a JSON Schema of type "object" (the keyword arguments), '
-            f"got {params!r:.80}."
+            f"Tool {name!r} has the alias {alias!r}, which the model cannot write after `tools.`; "
+            f"use `portable_alias({name!r})` ({portable_alias(name)!r})."
         )
-    returns: JsonValue = tool.returns
+
+
+def check_fields(name: str, description: object, parameters: object, returns: object) -> None:
+    """Raise `CatalogError` unless the description is a string and the schemas are JSON objects (of an object)."""
+    if not isinstance(description, str):
+        raise CatalogError(f"Tool {name!r}: `description` must be a string, got {description!r:.80}.")
+    if not isinstance(parameters, dict) or parameters.get("type") != "object":
+        raise CatalogError(
+            f'Tool {name!r}: `parameters` must be a JSON Schema of type "object" (the keyword arguments), '
+            f"got {parameters!r:.80}."
+        )
     if returns is not None and not isinstance(returns, dict):
-        raise CatalogError(f"Tool {tool.name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")
+        raise CatalogError(f"Tool {name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")

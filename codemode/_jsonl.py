@@ -8,25 +8,37 @@ is learnt at the tool's first call, or by `Catalog.check()`.
 from __future__ import annotations
 
 import json
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from codemode._definitions import check_alias, check_fields
+from codemode._naming import portable_alias
 from codemode.errors import CatalogError
 from codemode.tools import Tool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 JSONL_KEYS: Final = frozenset({"name", "description", "parameters", "returns", "deferred", "approval"})
 """The keys a definition may have."""
 
+_SCAN: Final[Callable[[str, int], tuple[object, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+"""`json.loads` without its Python layers, for the lines that parse; the others go through `json.loads`."""
+_JSON_SPACE: Final = " \t\n\r"
 
-def tool_from_json_line(line: str) -> Tool:
-    """The tool one line defines.
+
+def tool_from_json_line(line: str, *, prefix: str = "", aliases: Mapping[str, str] | None = None) -> Tool:
+    """The tool one line defines, under its prefixed name and alias, checked as `check_definition` checks a tool.
+
+    Args:
+        line: The line.
+        prefix: Prepended to the name; the alias is derived from the prefixed name.
+        aliases: Hand-made aliases by (prefixed) name.
 
     Raises:
-        CatalogError: The line is not JSON, not an object, or has an unknown key or a value of the wrong type.
+        CatalogError: The line is not JSON, not an object, has an unknown key or a value of the wrong type, or
+            its hand-made alias is not portable.
     """
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise CatalogError(f"not JSON: {e}") from e
+    data = _parsed(line)
     if not isinstance(data, dict):
         raise CatalogError(f"expected a JSON object, got {line:.80}")
     if not JSONL_KEYS.issuperset(data):
@@ -41,11 +53,37 @@ def tool_from_json_line(line: str) -> Tool:
     approval = data.get("approval", False)
     if not isinstance(approval, bool):
         raise CatalogError(f'"approval" must be true or false, got {approval!r:.80}.')
+    name = f"{prefix}{name}"
+    alias = aliases.get(name) if aliases else None
+    if alias:
+        check_alias(name, alias)  # a derived alias is portable by construction
+    else:
+        alias = portable_alias(name)
+    description = data.get("description", "")
+    parameters = data.get("parameters", {"type": "object", "properties": {}})
+    returns = data.get("returns")
+    check_fields(name, description, parameters, returns)
     return Tool(
         name=name,
-        description=data.get("description", ""),
-        parameters=data.get("parameters", {"type": "object", "properties": {}}),
-        returns=data.get("returns"),
+        alias=alias,
+        description=description,
+        parameters=parameters,
+        returns=returns,
         deferred=deferred,
         approval=approval,
     )
+
+
+def _parsed(line: str) -> object:
+    """The JSON value of `line`; a line that does not parse gets `json.loads`' own message."""
+    start = len(line) - len(line.lstrip(_JSON_SPACE))
+    try:
+        value, end = _SCAN(line, start)
+    except (StopIteration, json.JSONDecodeError):
+        value, end = None, -1
+    if end == len(line) or (end > 0 and not line[end:].strip(_JSON_SPACE)):
+        return value
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise CatalogError(f"not JSON: {e}") from e

@@ -297,11 +297,14 @@ class Catalog:
                 if not line.strip():
                     continue
                 try:
-                    added.append(self._check_new(renamed(tool_from_json_line(line), prefix, aliases), pending))
+                    tool = tool_from_json_line(line, prefix=prefix, aliases=aliases)  # checked as it is read
+                    added.append(self._check_new(tool, pending, checked=True))
                 except CatalogError as e:
                     raise CatalogError(f"{path}:{number}: {e}") from e
-        source = json.dumps([prefix, sorted((aliases or {}).items()), text], ensure_ascii=False)
-        self._commit(added=added, removed=[], source=source.encode("utf-8", "surrogatepass"))
+        # One JSON line (no raw newline in it) before the text keeps the two apart without re-encoding the text.
+        header = json.dumps([prefix, sorted((aliases or {}).items())], ensure_ascii=False) + "\n"
+        source = (header + text).encode("utf-8", "surrogatepass")
+        self._commit(added=added, removed=[], source=source)
         return added
 
     def __iter__(self) -> Iterator[Tool]:
@@ -316,10 +319,13 @@ class Catalog:
     def __repr__(self) -> str:
         return f"<Catalog of {len(self)} tools, version {self._version}>"
 
-    def _check_new(self, tool: Tool, pending: dict[str, Tool], *, replacing: Tool | None = None) -> Tool:
-        """Check a tool against the catalog and the other tools of its batch, then record it in `pending`."""
-        check_definition(tool)
-        for key in dict.fromkeys((tool.name, tool.alias)):
+    def _check_new(
+        self, tool: Tool, pending: dict[str, Tool], *, replacing: Tool | None = None, checked: bool = False
+    ) -> Tool:
+        """Check a tool (its definition too, unless `checked`) against the catalog and its batch; keep it."""
+        if not checked:
+            check_definition(tool)
+        for key in (tool.name,) if tool.name == tool.alias else (tool.name, tool.alias):
             other = pending.get(key) or self._by_key.get(key)
             if other is not None and other is not replacing:
                 raise CatalogError(collision_message(tool, other, key))

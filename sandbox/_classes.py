@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
 from sandbox._compile import MAIN
-from sandbox._policy import ALLOWED_DUNDER_METHODS
+from sandbox._policy_names import ALLOWED_DUNDER_METHODS
 from sandbox._signals import forbid
 from sandbox._sizes_text import plain
 

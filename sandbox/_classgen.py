@@ -19,7 +19,7 @@ from keyword import iskeyword
 from typing import TYPE_CHECKING, Any
 
 from sandbox._copying import deepcopy
-from sandbox._policy import FORBIDDEN_ATTRIBUTES
+from sandbox._policy_names import FORBIDDEN_ATTRIBUTES
 from sandbox._signals import forbid
 from sandbox._sizes_text import plain
 

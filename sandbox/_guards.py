@@ -24,7 +24,7 @@ from sandbox._classes import SANDBOX_CLASS_MARK, real_bases
 from sandbox._compile import FILENAME
 from sandbox._decimalctx import ContextWrites
 from sandbox._dunders import own_instances_only, read_dunder
-from sandbox._policy import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
+from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
 from sandbox._signals import SEAL, StopRun, forbid
 from sandbox._sizes import SizeGuards

@@ -4,6 +4,7 @@ RestrictedPython refuses `async`, `nonlocal`, `match`, augmented assignment of i
 name with a leading underscore. This subclass allows them with guards, and adds what a budgeted sandbox needs:
 a `_tick_()` at the top of every loop body and function, size guards on the operators that can create huge
 values from small ones (`*`, `**`, `<<`, `%`), guarded f-string format specs, and no jumps out of `finally`.
+Its `match` half is `sandbox._policy_match`, and the names it reserves and hides are in `sandbox._policy_names`.
 """
 
 from __future__ import annotations
@@ -12,64 +13,17 @@ import ast
 import re
 from typing import cast
 
-from RestrictedPython.transformer import INSPECT_ATTRIBUTES, IOPERATOR_TO_STR, RestrictingNodeTransformer
+from RestrictedPython.transformer import IOPERATOR_TO_STR
 
-# Dunder methods a class body may define; each runs only as sandbox code.
-ALLOWED_DUNDER_METHODS = frozenset(
-    """__init__ __post_init__ __repr__ __str__ __format__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__
-    __bool__ __len__ __iter__ __next__ __aiter__ __anext__ __reversed__ __contains__ __getitem__ __setitem__
-    __delitem__ __missing__ __call__ __enter__ __exit__ __aenter__ __aexit__ __add__ __radd__ __iadd__ __sub__
-    __rsub__ __isub__ __mul__ __rmul__ __imul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__ __mod__
-    __rmod__ __pow__ __rpow__ __neg__ __pos__ __abs__ __invert__ __and__ __rand__ __or__ __ror__ __xor__
-    __rxor__ __matmul__ __int__ __float__ __index__ __round__ __getattr__""".split()
+from sandbox._policy_match import PatternPolicy
+from sandbox._policy_names import (
+    ALLOWED_DUNDER_METHODS,
+    FORBIDDEN_ATTRIBUTES,
+    READABLE_DUNDERS,
+    dunder_refusal,
+    guard_call,
+    located,
 )
-
-# Dunders any object's may be read: each yields a str or None, or (`__class__`) exactly what the sandbox's `type(x)`
-# yields, so none leads further than code could already go (tests/sandbox/test_dunders.py).
-READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__class__"})
-
-FORBIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | {"mro", "f_lineno", "tb_lineno", "tb_lasti", "cr_suspended"}
-_CALL_INSTEAD = {
-    "__len__": "len(x)",
-    "__str__": "str(x)",
-    "__repr__": "repr(x)",
-    "__format__": "format(x, spec)",
-    "__iter__": "iter(x)",
-    "__next__": "next(x)",
-    "__contains__": "`k in x`",
-    "__getitem__": "`x[k]`",
-    "__setitem__": "`x[k] = v`",
-    "__delitem__": "`del x[k]`",
-    "__eq__": "`x == y`",
-    "__hash__": "hash(x)",
-    "__bool__": "bool(x)",
-    "__call__": "x(...)",
-    "__init__": "the class itself, `C(...)`",
-    "__getattr__": "getattr(x, name)",
-}
-_INSTEAD = {
-    "__dict__": "use `vars(x)` for a copy of an object's attributes and `setattr(x, name, value)` to set one",
-    "__dataclass_fields__": "use `dataclasses.fields(x)`",
-    "__annotations__": "annotations are not readable; pass what you need explicitly",
-    "__traceback__": "use `type(e).__name__` and `str(e)` to describe an error",
-    "__cause__": "catch the original error where it is raised",
-    "__context__": "catch the original error where it is raised",
-    **dict.fromkeys(
-        ("__mro__", "__bases__", "__base__", "__subclasses__"), "use `isinstance(x, C)` or `issubclass(C, B)`"
-    ),
-}
-
-
-def dunder_refusal(name: str) -> str:
-    """Why `.name` (a dunder) is refused, and what to write instead."""
-    if name in _CALL_INSTEAD:
-        instead = f"call {_CALL_INSTEAD[name]} instead"
-    elif name in _INSTEAD:
-        instead = _INSTEAD[name]
-    else:
-        instead = "only `__name__`, `__qualname__`, `__doc__`, `__module__` and `__class__` can be read"
-    return f"`.{name}` is not allowed: dunder attributes are private in the sandbox; {instead}"
-
 
 _FOLDABLE = frozenset({"_add_", "_mul_", "_mod_"})  # on two number literals these stay within the source's size
 _INPLACE_GUARDS: dict[type[ast.operator], str] = {
@@ -96,26 +50,16 @@ def _is_reserved(name: str) -> bool:
     return name.startswith("__") or (name.startswith("_") and name.endswith("_")) or bool(_TEMP_NAME.match(name))
 
 
-def _located(new: ast.AST, old: ast.AST) -> ast.AST:
-    # New child nodes get their positions from this one in the single fix_missing_locations at the end.
-    return ast.copy_location(new, old)
-
-
 def _is_number(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
-def _call(func: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=ast.Name(func, ast.Load()), args=list(args), keywords=[])
-
-
-class SandboxPolicy(RestrictingNodeTransformer):
+class SandboxPolicy(PatternPolicy):
     """Transforms the model's module; `errors` lists what the policy refuses, with line numbers."""
 
     def __init__(self) -> None:
         super().__init__()
         self._class_depth = 0
-        self._pattern_lookups: tuple[str, list[ast.expr]] | None = None  # of the `match` being compiled
 
     # -- names ------------------------------------------------------------------------------------------
 
@@ -148,8 +92,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
             self.error(node, f"`.{node.attr}` is not allowed: frames, code and the class hierarchy are hidden")
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):
-            return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
-        node.value = cast("ast.expr", _located(_call("_write_", node.value), node.value))
+            return located(guard_call("_getattr_", node.value, ast.Constant(node.attr)), node)
+        node.value = cast("ast.expr", located(guard_call("_write_", node.value), node.value))
         return node
 
     def check_import_names(self, node: ast.Import | ast.ImportFrom) -> ast.AST:
@@ -170,7 +114,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """Allow `async def`; its coroutines are tracked so one never awaited is closed when the run ends."""
         node = cast("ast.AsyncFunctionDef", self._visit_function(node))
         node.decorator_list.append(ast.Name("_coroutine_", ast.Load()))  # innermost: applied first
-        return _located(node, node)
+        return located(node, node)
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
         self.check_name(node, node.name, allow_magic_methods=True)
@@ -184,7 +128,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         docstring = (
             isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and type(first.value.value) is str
         )
-        node.body.insert(int(docstring), cast("ast.stmt", _located(ast.Expr(_call("_tick_")), node)))  # after it
+        node.body.insert(int(docstring), cast("ast.stmt", located(ast.Expr(guard_call("_tick_")), node)))  # after it
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
@@ -203,7 +147,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         finally:
             self._class_depth -= 1
         node.keywords.append(ast.keyword(arg="metaclass", value=ast.Name("__metaclass__", ast.Load())))
-        return _located(node, node)
+        return located(node, node)
 
     def visit_Await(self, node: ast.Await) -> ast.AST:
         """Allow `await`."""
@@ -234,7 +178,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
     # -- loops and try ---------------------------------------------------------------------------------
 
     def _tick_body(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
-        node.body.insert(0, cast("ast.stmt", _located(ast.Expr(_call("_tick_")), node)))
+        node.body.insert(0, cast("ast.stmt", located(ast.Expr(guard_call("_tick_")), node)))
 
     def visit_For(self, node: ast.For) -> ast.AST:
         """Guard the iterable and budget each iteration."""
@@ -281,87 +225,6 @@ class SandboxPolicy(RestrictingNodeTransformer):
         self.check_name(node, node.name)
         return self.node_contents_visit(node)
 
-    # -- match -----------------------------------------------------------------------------------------
-    # A pattern's dotted names and class attributes are looked up in C; they are compiled to go through
-    # `_match_`/`_match_class_` (sandbox/_matching.py), which use the guarded getattr.
-
-    def visit_Match(self, node: ast.Match) -> ast.AST | list[ast.stmt]:
-        """Allow `match`; the dotted names of its patterns are evaluated lazily through the guards."""
-        outer = self._pattern_lookups
-        self._pattern_lookups = (self.gen_tmp_name(), [])
-        try:
-            node = self.node_contents_visit(node)
-            holder, lookups = self._pattern_lookups
-        finally:
-            self._pattern_lookups = outer
-        if not lookups:
-            return node
-        empty = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-        thunks = [ast.Lambda(args=empty, body=lookup) for lookup in lookups]
-        made = ast.Assign(targets=[ast.Name(holder, ast.Store())], value=_call("_match_", *thunks))
-        return [cast("ast.stmt", _located(made, node)), node]
-
-    def _pattern_lookup(self, value: ast.expr) -> ast.expr:
-        """`holder.pN`, a dotted name the pattern reads from the holder, which evaluates `value` when read."""
-        assert self._pattern_lookups is not None, "patterns occur only inside `match`"
-        holder, lookups = self._pattern_lookups
-        lookups.append(value)
-        return ast.Attribute(ast.Name(holder, ast.Load()), f"p{len(lookups) - 1}", ast.Load())
-
-    def visit_match_case(self, node: ast.match_case) -> ast.AST:
-        """Allow `case` clauses."""
-        return self.node_contents_visit(node)
-
-    def visit_MatchValue(self, node: ast.MatchValue) -> ast.AST:
-        """Allow value patterns; a dotted name (`case Color.RED`) is read through the guarded getattr."""
-        if isinstance(node.value, ast.Attribute):
-            node.value = self._pattern_lookup(cast("ast.expr", self.visit(node.value)))
-        return node  # otherwise a literal (`-1`, `1+2j`), which no size guard may rewrite into a call
-
-    def visit_MatchSingleton(self, node: ast.MatchSingleton) -> ast.AST:
-        """Allow `None`/`True`/`False` patterns."""
-        return node
-
-    def visit_MatchSequence(self, node: ast.MatchSequence) -> ast.AST:
-        """Allow sequence patterns."""
-        return self.node_contents_visit(node)
-
-    def visit_MatchStar(self, node: ast.MatchStar) -> ast.AST:
-        """Allow `*rest` patterns with a checked name."""
-        self.check_name(node, node.name)
-        return node
-
-    def visit_MatchMapping(self, node: ast.MatchMapping) -> ast.AST:
-        """Allow mapping patterns with a checked `**rest` name; dotted keys are read through the guards."""
-        self.check_name(node, node.rest)
-        node.keys = [
-            self._pattern_lookup(cast("ast.expr", self.visit(key))) if isinstance(key, ast.Attribute) else key
-            for key in node.keys
-        ]
-        node.patterns = [cast("ast.pattern", self.visit(pattern)) for pattern in node.patterns]
-        return node
-
-    def visit_MatchClass(self, node: ast.MatchClass) -> ast.AST:
-        """Allow class patterns, matched through `_match_class_`, which reads their attributes with the guards."""
-        for attr in node.kwd_attrs:
-            if attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES:
-                self.error(node, f"`{attr}=` is not allowed in a class pattern: that attribute is private")
-        node.patterns = [cast("ast.pattern", self.visit(pattern)) for pattern in node.patterns]
-        node.kwd_patterns = [cast("ast.pattern", self.visit(pattern)) for pattern in node.kwd_patterns]
-        cls = cast("ast.expr", self.visit(node.cls))
-        shape = (ast.Constant(len(node.patterns)), ast.Constant(tuple(node.kwd_attrs)))  # type: ignore[arg-type]  # compiles
-        node.cls = self._pattern_lookup(_call("_match_class_", cls, *shape))
-        return node
-
-    def visit_MatchAs(self, node: ast.MatchAs) -> ast.AST:
-        """Allow capture patterns with a checked name."""
-        self.check_name(node, node.name)
-        return self.node_contents_visit(node)
-
-    def visit_MatchOr(self, node: ast.MatchOr) -> ast.AST:
-        """Allow `|` patterns."""
-        return self.node_contents_visit(node)
-
     # -- operators and formatting ------------------------------------------------------------------------
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
@@ -370,7 +233,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         guard = _SIZE_GUARDED_OPS.get(type(node.op))
         if guard is None or (guard in _FOLDABLE and _is_number(node.left) and _is_number(node.right)):
             return node
-        return _located(_call(guard, node.left, node.right), node)
+        return located(guard_call(guard, node.left, node.right), node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         """Allow annotated assignments (`x: int = 1`)."""
@@ -385,9 +248,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
             guard = _INPLACE_GUARDS.get(type(node.op))
             if guard is None:  # `-=`, `|=`, ...: cannot build a value much larger than their operands
                 return node
-            value = _call(guard, ast.Name(target.id, ast.Load()), node.value)
+            value = guard_call(guard, ast.Name(target.id, ast.Load()), node.value)
             return [
-                cast("ast.stmt", _located(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value), node))
+                cast("ast.stmt", located(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value), node))
             ]
         # The target was already rewritten to `_write_(obj)[key]` / `_write_(obj).attr`; unwrap it once.
         write_call = cast("ast.Call", target.value)
@@ -398,17 +261,17 @@ class SandboxPolicy(RestrictingNodeTransformer):
             key = self.gen_tmp_name()
             temps.append(key)
             statements.append(ast.Assign(targets=[ast.Name(key, ast.Store())], value=target.slice))
-            current = _call("_getitem_", ast.Name(owner, ast.Load()), ast.Name(key, ast.Load()))
+            current = guard_call("_getitem_", ast.Name(owner, ast.Load()), ast.Name(key, ast.Load()))
             store: ast.expr = ast.Subscript(
-                _call("_write_", ast.Name(owner, ast.Load())), ast.Name(key, ast.Load()), ast.Store()
+                guard_call("_write_", ast.Name(owner, ast.Load())), ast.Name(key, ast.Load()), ast.Store()
             )
         else:
             assert isinstance(target, ast.Attribute)
-            current = _call("_getattr_", ast.Name(owner, ast.Load()), ast.Constant(target.attr))
-            store = ast.Attribute(_call("_write_", ast.Name(owner, ast.Load())), target.attr, ast.Store())
-        statements.append(ast.Assign(targets=[store], value=_call("_inplacevar_", operator, current, node.value)))
+            current = guard_call("_getattr_", ast.Name(owner, ast.Load()), ast.Constant(target.attr))
+            store = ast.Attribute(guard_call("_write_", ast.Name(owner, ast.Load())), target.attr, ast.Store())
+        statements.append(ast.Assign(targets=[store], value=guard_call("_inplacevar_", operator, current, node.value)))
         statements.append(ast.Delete(targets=[ast.Name(temp, ast.Del()) for temp in temps]))
-        return [cast("ast.stmt", _located(statement, node)) for statement in statements]
+        return [cast("ast.stmt", located(statement, node)) for statement in statements]
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
         """`f"{x!r:{spec}}"` formats through `_format_`, which caps widths and precisions."""
@@ -416,10 +279,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if node.format_spec is None:
             return node
         spec = node.format_spec
-        node.value = _call("_format_", node.value, ast.Constant(node.conversion), spec)
+        node.value = guard_call("_format_", node.value, ast.Constant(node.conversion), spec)
         node.conversion = -1
         node.format_spec = None
-        return _located(node, node)
+        return located(node, node)
 
     def visit_TryStar(self, node: ast.AST) -> ast.AST:
         """Refuse `except*`: exception groups could carry the sandbox's own stop signals."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._classes import SANDBOX_CLASS_MARK
 from sandbox._dunders import own_instances_only, read_dunder
-from sandbox._policy import READABLE_DUNDERS
+from sandbox._policy_names import READABLE_DUNDERS
 from sandbox._signals import forbid
 
 if TYPE_CHECKING:

@@ -83,7 +83,8 @@ class SearchIndex:
         self._tools: dict[int, Tool] = {}
         self._ids: dict[str, int] = {}
         self._next_id = 0
-        self._exact: dict[str, list[int]] = {}
+        self._exact: dict[str, list[int]] | None = {}  # None: to derive from the tools at the second exact lookup
+        self._exact_scanned = False
         self._postings: tuple[dict[str, dict[int, int]], ...] = ({}, {}, {}, {})
         self._flat: tuple[dict[str, str], ...] | None = None  # restored postings not yet read: "doc count doc count"
         self._fields: dict[int, tuple[dict[str, int], ...]] | None = {}  # None: to derive from the postings
@@ -116,8 +117,9 @@ class SearchIndex:
             self._unindex(doc_id)
         self._ids[tool.name] = doc_id
         self._tools[doc_id] = tool
+        exact = self._exact_index()
         for key in exact_keys(tool):
-            self._exact.setdefault(key, []).append(doc_id)
+            exact.setdefault(key, []).append(doc_id)
         self._doc_fields()[doc_id] = fields
         lengths = self._lengths[doc_id] = tuple(sum(terms.values()) for terms in fields)
         for field, terms in enumerate(fields):
@@ -149,14 +151,22 @@ class SearchIndex:
         index._tools = dict(enumerate(tools))
         index._ids = {tool.name: doc_id for doc_id, tool in index._tools.items()}
         index._next_id = len(tools)
-        for doc_id, tool in index._tools.items():
-            for key in exact_keys(tool):
-                index._exact.setdefault(key, []).append(doc_id)
+        index._exact = None
         index._flat = flat
         index._lengths = dict(enumerate(lengths))
         index._totals = [sum(column) for column in zip(*lengths, strict=True)] if lengths else [0, 0, 0, 0]
         index._fields = None
         return index
+
+    def _exact_index(self) -> dict[str, list[int]]:
+        """The tools by casefolded name and alias, derived at first use for a restored index."""
+        if self._exact is None:
+            exact: dict[str, list[int]] = {}
+            for doc_id, tool in self._tools.items():
+                for key in exact_keys(tool):
+                    exact.setdefault(key, []).append(doc_id)
+            self._exact = exact
+        return self._exact
 
     def _doc_fields(self) -> dict[int, tuple[dict[str, int], ...]]:
         """Each tool's term counts by field, derived from the postings the first time a restored index needs them."""
@@ -193,11 +203,12 @@ class SearchIndex:
         del self._tools[doc_id]
 
     def _unindex(self, doc_id: int) -> None:
+        exact = self._exact_index()
         for key in exact_keys(self._tools[doc_id]):
-            ids = self._exact[key]
+            ids = exact[key]
             ids.remove(doc_id)
             if not ids:
-                del self._exact[key]
+                del exact[key]
         for field, terms in enumerate(self._doc_fields().pop(doc_id)):
             postings = self._postings[field]
             for term in terms:
@@ -231,7 +242,11 @@ class SearchIndex:
         return [self._tools[doc_id] for doc_id in self._exact_ids(query)]
 
     def _exact_ids(self, query: str) -> list[int]:
-        return sorted(self._exact.get(query.strip().casefold(), ()))
+        key = query.strip().casefold()
+        if self._exact is None and not self._exact_scanned:  # a one-off search (the CLI's) needs no table
+            self._exact_scanned = True
+            return [i for i, tool in self._tools.items() if key in (tool.name.casefold(), tool.alias.casefold())]
+        return sorted(self._exact_index().get(key, ()))
 
     def _score(self, terms: Iterable[str], k: int, allowed: Callable[[int], bool] | None) -> dict[int, float]:
         """Scores of every tool that can reach the top `k`, term at a time, rarest (highest-scoring) term first.

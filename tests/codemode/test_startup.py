@@ -90,3 +90,29 @@ async def test_a_search_closed_before_its_first_query_ranks_the_tools_it_had_at_
     assert [tool.name for tool in await search("send", 5)] == ["send_email"]
     search.follow()
     assert [tool.name for tool in await search("send", 5)] == ["send_email", "send_sms"]
+
+
+def test_the_program_runs_search_and_check_without_the_cyclic_collector_and_every_other_command_with_it(
+    tmp_path: Path,
+) -> None:
+    """The one-shot commands run no model code, so the `codemode` program turns the collector off for them only."""
+    tools = tmp_path / "tools.jsonl"
+    tools.write_text(json.dumps({"name": "send_email", "description": "Send an email.", "parameters": EMPTY}) + "\n")
+    config = tmp_path / "codemode.toml"
+    config.write_text('[[tools]]\njsonl = "tools.jsonl"\n', encoding="utf-8")
+    script = tmp_path / "script.py"
+    script.write_text("return 1\n", encoding="utf-8")
+    commands = {
+        "search": ["search", "email", "--config", str(config)],
+        "check": ["check", "--tools", str(tools)],
+        "exec": ["exec", str(script), "--config", str(config), "--isolation", "inline"],
+    }
+    collector = {}
+    for name, argv in commands.items():
+        probe = (
+            f"import gc, sys\nsys.argv = ['codemode', *{argv!r}]\nfrom codemode.cli import console\n"
+            "status = console()\nprint('collector', status, gc.isenabled())"
+        )
+        output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        collector[name] = output.splitlines()[-1]
+    assert collector == {"search": "collector 0 False", "check": "collector 0 False", "exec": "collector 0 True"}
