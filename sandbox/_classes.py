@@ -12,6 +12,7 @@ code after the run. Class statements are checked by the policy at compile time; 
 
 from __future__ import annotations
 
+import collections
 import operator
 import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
@@ -149,12 +150,17 @@ def check_size(source: object, guards: SizeGuards | None, *, counts: bool = Fals
 def _sized(real: type) -> type:
     proxy = _SizedMeta(real.__name__, (), {})
     _REAL_TYPES[proxy] = real
-    proxy.__module__ = "builtins"
+    proxy.__module__ = real.__module__
     return proxy
 
 
 SIZED: dict[type, type] = {real: _sized(real) for real in (list, tuple, set, frozenset, bytes, bytearray)}
 """Real builtin type -> the size-checked stand-in the code sees under its name."""
+SIZED_COLLECTIONS: dict[type, type] = {
+    real: _sized(real)
+    for real in (collections.deque, collections.Counter, collections.OrderedDict, collections.UserList)
+}
+"""The same for the `collections` classes built in C from an iterable (`deque(range(n))`)."""
 
 
 def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:
@@ -181,7 +187,7 @@ def type_of(obj: object) -> type:
     kind = type(obj)
     if issubclass(kind, type):
         return SafeType
-    return SIZED.get(kind, kind)
+    return SIZED.get(kind) or SIZED_COLLECTIONS.get(kind, kind)
 
 
 def make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:

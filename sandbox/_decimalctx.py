@@ -5,26 +5,103 @@ run outside its run: a generator's `finally` when the garbage collector closes i
 host's context. So `getcontext()` answers with the current context only when it is one of the run's, and
 with the run's own otherwise; `localcontext()` switches contexts only inside the run's own, and restores
 only what it switched. `setcontext` and the shared default contexts are not offered.
+
+A context's `prec`, `Emax` and `Emin` are capped at the run's `max_size` digits wherever the code sets them
+(`decimal.Context(...)`, `localcontext(...)`, `ctx.prec = n`): past them one division writes millions of digits.
 """
 
 from __future__ import annotations
 
 import decimal
+import operator
+import weakref
 from typing import TYPE_CHECKING, Any
+
+from sandbox._signals import forbid
 
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from sandbox._sizes import SizeGuards
+
 _SETTINGS = frozenset({"prec", "rounding", "Emin", "Emax", "capitals", "clamp", "flags", "traps"})
 _SHARED = frozenset({"setcontext", "getcontext", "localcontext", "DefaultContext", "BasicContext", "ExtendedContext"})
 _MEMBERS = {name: value for name, value in vars(decimal).items() if not name.startswith("_") and name not in _SHARED}
+_SIZES = {
+    "prec": "a decimal with a precision",
+    "Emax": "a decimal with an exponent",
+    "Emin": "a decimal with an exponent",
+}
+_POSITIONAL = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp", "flags", "traps")
+
+
+def checked_setting(guards: SizeGuards, name: str, value: Any) -> Any:
+    """The value to set a context's `name` to, refused if it lets one result grow past the size limit."""
+    if name not in _SIZES or value is None:
+        return value
+    number = operator.index(value)  # once, as a plain int: the code's `__index__` may answer differently
+    guards.check_length(-number if name == "Emin" else number, _SIZES[name])
+    return number
+
+
+class ContextWrites:
+    """What `ctx.x = v` writes through for a decimal context: its settings, the sizes checked first."""
+
+    __slots__ = ("_context", "_guards")
+    _context: decimal.Context
+    _guards: SizeGuards
+
+    def __init__(self, context: decimal.Context, guards: SizeGuards) -> None:
+        object.__setattr__(self, "_context", context)
+        object.__setattr__(self, "_guards", guards)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._context, name, checked_setting(self._guards, str.__str__(name), value))
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._context, name)
+
+
+_CONTEXT_GUARDS: weakref.WeakKeyDictionary[type, SizeGuards] = weakref.WeakKeyDictionary()
+"""Each run's `decimal.Context` -> the run's guards, kept outside the class so the code cannot read them."""
+
+
+class _ContextType(type):
+    """`decimal.Context` as the code sees it: the real class, its size settings checked when called."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> _ContextType:
+        if bases:  # a subclass's constructor would set its sizes in C, unchecked
+            forbid("`decimal.Context` cannot be subclassed in the sandbox; make one with `decimal.Context(prec=...)`")
+        return super().__new__(mcs, name, bases, namespace)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, decimal.Context)
+
+    def __subclasscheck__(cls, subclass: Any) -> bool:
+        return issubclass(subclass, decimal.Context)
+
+    def __call__(cls, *args: Any, **settings: Any) -> decimal.Context:
+        named = dict(zip(_POSITIONAL, args, strict=False))
+        for key, value in settings.items():
+            named[str.__str__(key)] = value  # a plain name, even of a subclass
+        if len(args) > len(_POSITIONAL) or named.keys() - _SETTINGS:
+            return decimal.Context(*args, **settings)  # the real one raises the TypeError
+        guards = _CONTEXT_GUARDS[cls]
+        return decimal.Context(**{name: checked_setting(guards, name, value) for name, value in named.items()})
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(decimal.Context, name)
+
+    def __repr__(cls) -> str:
+        return repr(decimal.Context)
 
 
 class _RunContexts:
     """The decimal contexts of one run: its own, and those its `localcontext()` blocks made."""
 
-    def __init__(self, context: decimal.Context) -> None:
+    def __init__(self, context: decimal.Context, guards: SizeGuards) -> None:
         self.own = context
+        self.guards = guards
         self.active: list[decimal.Context] = [context]
 
     def is_current(self) -> bool:
@@ -44,7 +121,7 @@ class _RunContexts:
             name = str.__str__(key)  # a plain name, even of a subclass
             if name not in _SETTINGS:
                 raise TypeError(f"'{name}' is an invalid keyword argument for this function")
-            setattr(copied, name, value)
+            setattr(copied, name, checked_setting(self.guards, name, value))
         return _LocalContext(self, copied)
 
 
@@ -76,7 +153,14 @@ class _LocalContext:
                 break
 
 
-def decimal_members(context: decimal.Context) -> dict[str, Any]:
-    """The `decimal` facade of a run whose own context is `context`."""
-    contexts = _RunContexts(context)
-    return {**_MEMBERS, "getcontext": contexts.getcontext, "localcontext": contexts.localcontext}
+def decimal_members(context: decimal.Context, guards: SizeGuards) -> dict[str, Any]:
+    """The `decimal` facade of a run whose own context is `context`, its sizes capped by `guards`."""
+    contexts = _RunContexts(context, guards)
+    context_type = _ContextType("Context", (), {})
+    _CONTEXT_GUARDS[context_type] = guards
+    return {
+        **_MEMBERS,
+        "Context": context_type,
+        "getcontext": contexts.getcontext,
+        "localcontext": contexts.localcontext,
+    }

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
 from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
-from sandbox._classes import SANDBOX_CLASS_MARK
+from sandbox._classes import SANDBOX_CLASS_MARK, real_bases
 from sandbox._compile import FILENAME
+from sandbox._decimalctx import ContextWrites
 from sandbox._dunders import own_instances_only, read_dunder
 from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 
 _TICK_CHUNK = 1024
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
-# Objects of the standard library whose attributes are settings the code may change (`ctx.prec = 5`).
-_WRITABLE = (decimal.Context, textwrap.TextWrapper)
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _MUTABLE = (dict, list, set, bytearray)
 _PLAIN_VALUES = (int, float, complex, bool, str, bytes, type(None))
@@ -238,8 +237,10 @@ class Guards(SizeGuards):
 
     def write(self, obj: object) -> Any:
         """The target of `obj.x = v` / `obj[k] = v`: attribute writes only on the code's own objects."""
-        if type(obj) in (dict, list) or self.is_own(obj) or isinstance(obj, _WRITABLE):
+        if type(obj) in (dict, list) or self.is_own(obj) or isinstance(obj, textwrap.TextWrapper):
             return obj
+        if isinstance(obj, decimal.Context):
+            return ContextWrites(obj, self)  # its sizes capped
         return _ItemsOnly(obj)
 
     @staticmethod
@@ -382,4 +383,5 @@ class _ItemsOnly:
 
 def _describe(obj: object) -> str:
     name = getattr(obj, "__sandbox_module__", None) if type(obj).__name__ == "Module" else None
-    return f"module {name!r}" if name else f"a {type(obj).__name__!r} object"
+    stand_in = isinstance(obj, type) and real_bases((obj,))[0] is not obj  # `list`, `deque`: a class, as the code knows
+    return f"module {name!r}" if name else f"a {'type' if stand_in else type(obj).__name__!r} object"

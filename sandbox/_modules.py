@@ -36,12 +36,14 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
+from sandbox._classes import SIZED_COLLECTIONS
 from sandbox._classgen import ENUMS, make_dataclasses
 from sandbox._copying import deepcopy
 from sandbox._guards import Guards
 from sandbox._regex import RE, Template
 from sandbox._repeat import fixed_members, run_random
 from sandbox._signals import ForbiddenImportError, forbid
+from sandbox._sizes import range_length
 from sandbox._sizes_text import plain
 from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
 from sandbox._typingfacade import make_typing
@@ -209,7 +211,18 @@ def _itertools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
         guards.check_length(times, "a repetition of length")
         return itertools.repeat(item, times)
 
-    return {**_public(itertools), "repeat": repeat}
+    def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Any:
+        # The default adds in C, past the `+` guard; a function of the code's is guarded inside.
+        return itertools.accumulate(iterable, guards.add if func is None else func, initial=initial)
+
+    def product(*iterables: Any, repeat: Any = 1) -> Any:
+        repeat = operator.index(repeat)  # once, as a plain int
+        # C copies each iterable into a tuple (a range too), then holds `repeat` references to each
+        ranges = sum(range_length(pool) for pool in iterables if type(pool) is range)
+        guards.check_length(ranges + len(iterables) * max(repeat, 0), "a collection of length")
+        return itertools.product(*iterables, repeat=repeat)
+
+    return {**_public(itertools), "repeat": repeat, "accumulate": accumulate, "product": product}
 
 
 def _textwrap(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
@@ -224,6 +237,7 @@ def _textwrap(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:
     # Not UserString: its methods call the real `str.format` on its data.
     members = _pick(collections, "Counter defaultdict OrderedDict deque namedtuple UserDict UserList")
+    members.update({real.__name__: sized for real, sized in SIZED_COLLECTIONS.items()})  # built from a range, checked
     return {**members, "ChainMap": ChainMap, "abc": import_module("collections.abc", modules, _)}
 
 

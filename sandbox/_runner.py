@@ -127,7 +127,7 @@ def _globals(
 ) -> dict[str, Any]:
     modules: dict[str, Module] = {
         "asyncio": Module("asyncio", facade.members()),
-        "decimal": Module("decimal", decimal_members(decimal_context)),
+        "decimal": Module("decimal", decimal_members(decimal_context, guards)),
     }
     namespace: dict[str, Any] = {
         "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),

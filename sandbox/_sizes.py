@@ -19,7 +19,7 @@ from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, percent_widths, plai
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SEQUENCES = (str, bytes, bytearray, list, tuple)
+SEQUENCES = (str, bytes, bytearray, list, tuple, collections.UserList)
 _SPEC_NUMBER = re.compile(r"\d+")
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
@@ -42,11 +42,20 @@ _SIZED_TYPES: tuple[type[Any], ...] = (str, bytes, bytearray, list, tuple, colle
 
 
 def _true_len(obj: object) -> int | None:
-    """The length of a str, bytes, list, tuple or deque (a subclass's too) by the base type's own `__len__`."""
+    """The length of a str, bytes, list, tuple or deque (a subclass's too) by the base type's own `__len__`.
+
+    A `UserList` is measured by its `data`, which its own `*` and `+` repeat and add in C.
+    """
     for kind in _SIZED_TYPES:
         if isinstance(obj, kind):
             length: int = kind.__len__(obj)
             return length
+    if isinstance(obj, collections.UserList):
+        data = object.__getattribute__(obj, "__dict__").get("data")  # the stored list: a property of the code's may lie
+        length_of_data = _true_len(data) if not isinstance(data, collections.UserList) else None
+        if length_of_data is None:
+            raise TypeError("a UserList whose `data` is not a list cannot be added or repeated in the sandbox")
+        return length_of_data
     return None
 
 
@@ -287,6 +296,14 @@ class SizeGuards:
         plain_ints = [operator.index(n) for n in integers]
         self.math_bits(sum(n.bit_length() for n in plain_ints))
         return math.lcm(*plain_ints)
+
+
+def range_length(span: range) -> int:
+    """The length of a range, even one longer than `len` can answer (`range(10**20)`)."""
+    try:
+        return len(span)
+    except OverflowError:
+        return max(0, (span.stop - span.start + span.step - (1 if span.step > 0 else -1)) // span.step)
 
 
 def _sum_len(a: Any, b: Any) -> int:

@@ -173,27 +173,50 @@ CASES = [
     Case(
         name="find12 deque of a range",
         code="import collections\nreturn len(collections.deque(range(2000000)))",
-        message=f"{SIZE}a sequence of length of about 2,000,000; {LIMIT}",
-        xfail="C constructors that materialise an iterable (deque, dict.fromkeys, product(repeat=)) are unguarded",
+        message=f"{SIZE}a collection of length of about 2,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find12 Counter of a range",
+        code="import collections\nreturn len(collections.Counter(range(2000000)))",
+        message=f"{SIZE}a collection of length of about 2,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find12 product repeated",
+        code="import itertools\nreturn len(list(itertools.product('ab', repeat=2000000)))",
+        message=f"{SIZE}a collection of length of about 2,000,000; {LIMIT}",
     ),
     Case(
         name="find16 Decimal precision",
         code="import decimal\ndecimal.getcontext().prec = 2 * 10**6\nreturn len(str(decimal.Decimal(1) / 7))",
         message=f"{SIZE}a decimal with a precision of about 2,000,000; {LIMIT}",
-        xfail="the decimal context's `prec` is not capped at `max_size` (`_decimalctx.py`)",
+    ),
+    Case(
+        name="find16 Decimal context exponent",
+        code="import decimal\nctx = decimal.Context(Emax=10**7)\nreturn str(ctx.power(10, 3000000))",
+        message=f"{SIZE}a decimal with an exponent of about 10,000,000; {LIMIT}",
+    ),
+    Case(
+        name="find16 Decimal context subclass",
+        code="import decimal\nclass C(decimal.Context):\n    pass\nreturn str(C(prec=2000000))",
+        kind="forbidden",
+        message="`decimal.Context` cannot be subclassed in the sandbox",
     ),
     Case(
         name="find22 itertools.accumulate of strings",
         code="import itertools\nlast = None\nfor last in itertools.accumulate(itertools.repeat('x' * 400000, 30)):\n"
         "    pass\nreturn len(last)",
         message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
-        xfail="itertools.accumulate adds in C, past the `+` guard",
     ),
     Case(
         name="find29 UserList times a count",
         code="import collections\nreturn len(collections.UserList([0] * 1000) * 2000)",
         message=f"{SIZE}a sequence of length of about 2,000,000; {LIMIT}",
-        xfail="UserList and UserString repeat and add in their own methods, which the guards do not see",
+    ),
+    Case(
+        name="find29 UserList doubling",
+        code="import collections\nu = collections.UserList([0] * 1000)\nfor i in range(11):\n"
+        "    u = u + u\nreturn len(u)",
+        message=f"{SIZE}a sequence of length of about 1,024,000; {LIMIT}",
     ),
 ]
 
