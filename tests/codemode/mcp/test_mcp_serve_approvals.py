@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import mcp_types as types
+import pytest
 from approval_shop import SECRET, make_shop
 from mcp import Client
 
@@ -25,8 +26,15 @@ def texts(result: Any) -> list[str]:
     return [block.text for block in result.content]
 
 
-async def test_an_eliciting_client_is_asked_and_the_approved_call_is_made_in_the_same_request() -> None:
-    """The client's elicitation callback sees the call; accepting makes the refund, once."""
+@pytest.mark.parametrize(
+    ("mode", "stateless"),
+    [
+        pytest.param("legacy", False, id="legacy: asked over the session, in the same request"),
+        pytest.param("2026-07-28", True, id="2026-07-28: asked through an InputRequiredResult, stateless"),
+    ],
+)
+async def test_an_eliciting_client_is_asked_and_the_approved_call_is_made_once(mode: str, stateless: bool) -> None:
+    """The client's elicitation callback sees the call; accepting makes the refund, once, on either protocol."""
     shop = make_shop()
     asked: list[str] = []
 
@@ -36,7 +44,7 @@ async def test_an_eliciting_client_is_asked_and_the_approved_call_is_made_in_the
 
     async with (
         CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
-        Client(build_server(cm), elicitation_callback=elicit, mode="legacy") as client,
+        Client(build_server(cm, stateless=stateless), elicitation_callback=elicit, mode=mode) as client,
     ):
         result = await client.call_tool("code", {"code": CODE})
     assert not result.is_error
@@ -46,16 +54,23 @@ async def test_an_eliciting_client_is_asked_and_the_approved_call_is_made_in_the
     assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
 
 
-async def test_a_declined_elicitation_denies_the_call_with_the_persons_reason() -> None:
-    """Declining (with a reason) raises `ToolError` in the code, which prints it."""
+@pytest.mark.parametrize(
+    ("mode", "action"),
+    [
+        pytest.param("legacy", "accept", id="legacy: the form accepted with approve unticked"),
+        pytest.param("2026-07-28", "decline", id="2026-07-28: the form declined in the input-required round"),
+    ],
+)
+async def test_a_person_who_says_no_denies_the_call_and_the_code_handles_it(mode: str, action: str) -> None:
+    """Saying no (with a reason) raises `ToolError` in the code, which prints it; the refund is never made."""
     shop = make_shop()
 
     async def elicit(context: Any, params: Any) -> types.ElicitResult:
-        return types.ElicitResult(action="accept", content={"approve": False, "reason": "ask finance"})
+        return types.ElicitResult(action=action, content={"approve": False, "reason": "ask finance"})
 
     async with (
         CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
-        Client(build_server(cm), elicitation_callback=elicit, mode="legacy") as client,
+        Client(build_server(cm), elicitation_callback=elicit, mode=mode) as client,
     ):
         result = await client.call_tool("code", {"code": DENIABLE})
     assert texts(result)[0] == "tools.refund() was not approved: ask finance"
@@ -96,43 +111,6 @@ def snapshot_refused() -> str:
         'The decision names no call waiting in this conversation: send the `_meta["codemode/state"]` of the '
         "result that asked for approval, with its id."
     )
-
-
-async def test_a_2026_07_28_client_is_asked_through_input_required_and_the_call_is_made_once() -> None:
-    """A modern client (no back-channel) gets an `InputRequiredResult`; its elicitation callback answers; one refund."""
-    shop = make_shop()
-    asked: list[str] = []
-
-    async def elicit(context: Any, params: Any) -> types.ElicitResult:
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": True})
-
-    async with (
-        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
-        Client(build_server(cm, stateless=True), elicitation_callback=elicit, mode="2026-07-28") as client,
-    ):
-        result = await client.call_tool("code", {"code": CODE})
-    assert not result.is_error
-    assert texts(result)[0] == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
-    assert "# new tool: refund [" in texts(result)[1]  # the resumed run announces what the paused one found
-    assert asked == ['The code wants to call refund(order_id="A1", amount=150.0). Approve it?']
-    assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
-
-
-async def test_a_2026_07_28_client_that_declines_denies_the_call_and_the_code_handles_it() -> None:
-    """Declining with a reason in the input-required round raises `ToolError` in the code, which prints it."""
-    shop = make_shop()
-
-    async def elicit(context: Any, params: Any) -> types.ElicitResult:
-        return types.ElicitResult(action="decline", content={"approve": False, "reason": "ask finance"})
-
-    async with (
-        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
-        Client(build_server(cm), elicitation_callback=elicit, mode="2026-07-28") as client,
-    ):
-        result = await client.call_tool("code", {"code": DENIABLE})
-    assert texts(result)[0] == "tools.refund() was not approved: ask finance"
-    assert shop.made["refund"] == 0
 
 
 async def test_an_input_required_retry_is_served_by_another_replica_and_an_edited_request_state_is_refused() -> None:
