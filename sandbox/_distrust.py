@@ -104,8 +104,13 @@ class Admission:
         self.count = 0
         self.held = 0
         self.held_bytes = 0
-        self._room = anyio.Event()
-        self._room.set()
+        self._room: anyio.Event | None = None
+        """What the reader waits on while the host holds as many calls as it may (made only then)."""
+
+    @property
+    def full(self) -> bool:
+        """Whether the host holds as many calls as it may: it reads no more frames until one has its outcome."""
+        return self.held >= self.max_held or self.held_bytes >= MAX_FRAME
 
     def admit(self, size: int) -> None:
         """Count a `call` frame of `size` bytes; `CallsOverError` past the run's call limit."""
@@ -114,19 +119,20 @@ class Admission:
             raise CallsOverError(self.max_calls)
         self.held += 1
         self.held_bytes += size
-        if self.held >= self.max_held or self.held_bytes >= MAX_FRAME:
-            self._room = anyio.Event()
 
     def release(self, size: int) -> None:
         """A held call has its outcome: the host may read again."""
         self.held -= 1
         self.held_bytes -= size
-        if self.held < self.max_held and self.held_bytes < MAX_FRAME:
+        if self._room is not None and not self.full:
             self._room.set()
+            self._room = None
 
     async def room(self) -> None:
         """Wait until the host may read another frame."""
-        await self._room.wait()
+        while self.full:
+            self._room = anyio.Event()
+            await self._room.wait()
 
 
 def cpu_seconds(pid: int) -> float | None:
