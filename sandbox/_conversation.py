@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 _Task = tuple["Callable[..., Coroutine[Any, Any, None]]", tuple[Any, ...]]
 """A task for the run's task group to start: a function and its arguments."""
+_Job = tuple[int, Call, Later, int]
+"""A call that has to wait, for an answering task: its id, the call, the rest of it, and its frame's size."""
 
 
 class Conversation:
@@ -62,6 +64,10 @@ class Conversation:
         """Whether the host stopped reading because it holds as many calls as it may (`Admission`)."""
         self._waiter: asyncio.Future[None] | None = None
         """What the serving task sleeps on while the reader callback handles the frames."""
+        self._watching = False
+        """Whether a reader callback handles the frames (asyncio), rather than the serving task itself."""
+        self._idle: list[asyncio.Future[_Job | None]] = []
+        """Answering tasks waiting for another call (with a reader callback): a call that finds one starts none."""
 
     async def serve(self) -> RunResult:
         """Answer the run's calls until its `done`: every frame of one read in one go, their replies in one write.
@@ -69,7 +75,7 @@ class Conversation:
         On asyncio a reader callback handles the frames as they arrive, answering sync functions itself; this task
         wakes only for the result, or to start a task (in a task group made only then: most runs never need one).
         """
-        watching = self._pipe.watch(self._readable)
+        watching = self._watching = self._pipe.watch(self._readable)
         try:
             return await self._serve(None, watching=watching)
         finally:
@@ -105,6 +111,10 @@ class Conversation:
             for function, args in tasks:
                 calls.start_soon(function, *args)
             result = await self._serve(calls, watching=watching)
+            idle, self._idle = self._idle, []
+            for waiting in idle:  # answering tasks with nothing to answer: they end
+                if not waiting.done():
+                    waiting.set_result(None)
             if self._answering:  # answers the run no longer waits for
                 calls.cancel_scope.cancel()
         return result
@@ -176,10 +186,34 @@ class Conversation:
             return
         if isinstance(outcome, Later):
             self._answering += 1
-            self._tasks.append((self._answer, (call_id, call, outcome, size)))
+            job = (call_id, call, outcome, size)
+            while self._idle:
+                waiting = self._idle.pop()
+                if not waiting.done():
+                    waiting.set_result(job)
+                    return
+            self._tasks.append((self._answerer, (job,)))
         else:
             self._admission.release(size)
             self._outbox.append(_value_reply(call_id, call, outcome))
+
+    async def _answerer(self, job: _Job | None) -> None:
+        """Answer a call, then (with a reader callback) wait for the next one: most calls need no task of their own.
+
+        Calls answered by one task one after another share its context (a `ContextVar` a host function sets).
+        """
+        while job is not None:
+            await self._answer(*job)
+            job = await self._next_job() if self._watching else None
+
+    async def _next_job(self) -> _Job | None:
+        waiting: asyncio.Future[_Job | None] = asyncio.get_running_loop().create_future()
+        self._idle.append(waiting)
+        try:
+            return await waiting
+        finally:
+            if waiting in self._idle:  # cancelled while idle
+                self._idle.remove(waiting)
 
     async def _answer(self, call_id: int, call: Call, later: Later, size: int) -> None:
         try:

@@ -67,6 +67,9 @@ def checked_result(
         if keeps and valid_name(name) and name not in dropped and variables is not None and name not in variables
     )
     lied = lied or (not keeps and (result.variables is not None or bool(result.dropped_variables)))
+    kept = value is result.value and stdout is result.stdout and error is result.error
+    if kept and variables is result.variables and dropped == result.dropped_variables:
+        return result, lied  # nothing to cut: the result as it came (a copy costs more than the checks)
     checked = dataclasses.replace(
         result, value=value, stdout=stdout, error=error, variables=variables, dropped_variables=dropped
     )
@@ -139,10 +142,42 @@ def cpu_seconds(pid: int) -> float | None:
     """CPU time (user and system) process `pid` has used, from `/proc`; None where that cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
+            return _stat_seconds(stat.read())
+    except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+class CpuClock:
+    """One process's CPU time, read from its `/proc/PID/stat` opened once (a read, not an open, per look)."""
+
+    def __init__(self, pid: int) -> None:
+        try:
+            self._fd: int | None = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+
+    def seconds(self) -> float | None:
+        """CPU seconds used so far; None where that cannot be read (no `/proc`, or the process is gone)."""
+        if self._fd is None:
+            return None
+        try:
+            return _stat_seconds(os.pread(self._fd, 4096, 0))
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        """Close the file (once)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _stat_seconds(stat: bytes) -> float | None:
+    try:
+        fields = stat.rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (IndexError, ValueError):
+        return None
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
