@@ -1,9 +1,10 @@
 """One run's conversation with its worker: the worker's calls answered until its `done`, and the result read.
 
 Apart from the worker process (`sandbox._process`: spawn, handshake, deadline, kill) because it is what happens on
-the pipe during one run: every frame of one read taken in one go, a sync host function answered by the reader
-itself, a call that needs a task given one (in a task group made only then), and the replies that finish in one
-turn of the loop written together. A worker's frames are admitted against the run's limits
+the pipe during one run: every frame of one read taken in one go (on asyncio by a reader callback, with no task
+woken), a sync host function answered by the reader itself, a call that has to wait given to an answering task
+(an idle one if there is one; the task group is made only when the first is needed), and the replies that finish
+in one turn of the loop written together. A worker's frames are admitted against the run's limits
 (`sandbox._distrust`), and a call tagged with another run's id is refused.
 """
 

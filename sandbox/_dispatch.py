@@ -75,7 +75,8 @@ class Dispatcher:
         """Run one call as far as it goes without waiting: a sync function's result, or `Later` for the rest.
 
         Raises `HostFailure` for anything the model should hear about. A sync function is called right here, so
-        a worker's reader can answer it with no task of its own; it holds an in-flight slot only while it runs.
+        a worker's reader callback can answer it with no task at all; it needs a free in-flight slot, but since
+        nothing else runs until it returns, it takes none.
         """
         self.count += 1
         if self.max_calls is not None and self.count > self.max_calls:
@@ -83,8 +84,6 @@ class Dispatcher:
         target = self.resolve(call.function, call.attribute)
         if inspect.iscoroutinefunction(target):
             return Later(self._limited(target, call, None))
-        # A sync function runs to its end right here, so it takes a free in-flight slot only while nothing else can
-        # run: a free slot is all it needs (and no slot taken needs no anyio call: the reader callback has no task).
         if self._limiter is not None and not self._limiter.available_tokens:
             return Later(self._limited(target, call, None))
         result = _start(target, call)
