@@ -19,6 +19,7 @@ import anyio.lowlevel
 from sandbox._dispatch import Later
 from sandbox._distrust import CallsOverError
 from sandbox._hostcall import Call, HostFailure
+from sandbox._pipe import MAX_UNREAD
 from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
@@ -51,6 +52,7 @@ class Conversation:
         """Whether a reply could not be written, or the worker's own cap did not hold: it is not reused."""
         self._outbox: list[bytes] = []
         """Replies not written yet: replies finished in one turn of the loop go out in one write."""
+        self._outbox_bytes = 0
         self._flushing = False
         """Whether a reply is waiting for the others of its turn, and will write the outbox with its own."""
         self._answering = 0
@@ -62,7 +64,7 @@ class Conversation:
         self._failure: BaseException | None = None
         """What broke the pipe or the protocol, seen by the reader callback: the serving task raises it."""
         self._held = False
-        """Whether the host stopped reading because it holds as many calls as it may (`Admission`)."""
+        """Whether the host stopped reading: it holds as many calls (`Admission`) or unread replies as it may."""
         self._waiter: asyncio.Future[None] | None = None
         """What the serving task sleeps on while the reader callback handles the frames."""
         self._watching = False
@@ -96,6 +98,8 @@ class Conversation:
                     calls.start_soon(function, *args)
             if self._held:
                 await self._admission.room()  # a worker past what an honest one sends waits: the host stops reading
+                if len(self._pipe.unwritten) > MAX_UNREAD:
+                    await self._pipe.drain()  # a worker that does not read its replies: none of its calls is read
                 self._held = False
                 if watching:
                     self._pipe.watch(self._readable)
@@ -131,7 +135,7 @@ class Conversation:
         """The reader callback: read what the worker wrote, handle its frames, and wake the task if it is due."""
         try:
             self._pipe.read_now()
-        except (anyio.EndOfStream, OSError) as error:
+        except Exception as error:  # noqa: BLE001  # a closed or broken pipe: the serving task raises it
             self._failure = error
         else:
             self._frames()
@@ -142,16 +146,26 @@ class Conversation:
             self._waiter.set_result(None)
 
     def _frames(self) -> None:
-        """Handle every whole frame read so far (up to the result), then write the replies of sync calls at once."""
+        """Handle every whole frame read so far (up to the result), then write the replies of sync calls at once.
+
+        It stops early, leaving the rest read for later, while the host holds as many calls or as many replies the
+        worker has not read as it may (`_stopped`).
+        """
         pipe = self._pipe
         try:
-            while self._outcome is None and (message := pipe.buffered()) is not None:
+            while self._outcome is None and not self._stopped() and (message := pipe.buffered()) is not None:
                 self._take(message)
-        except ProtocolError as error:
+                if self._outbox_bytes + len(pipe.unwritten) > MAX_UNREAD and not self._flushing:
+                    self._send_replies()  # written now, what the worker does not read is counted before the next frame
+        except Exception as error:  # noqa: BLE001  # whatever a worker's frame trips on ends the run as its fault
             self._failure = error
         if self._outbox and not self._flushing:
             self._send_replies()
-        self._held = self._outcome is None and self._failure is None and self._admission.full
+        self._held = self._outcome is None and self._failure is None and self._stopped()
+
+    def _stopped(self) -> bool:
+        """Whether the host reads no more frames for now: it holds as many calls, or unread replies, as it may."""
+        return self._admission.full or len(self._pipe.unwritten) > MAX_UNREAD
 
     def _take(self, message: dict[str, Any]) -> None:
         if message["t"] == "done":
@@ -177,13 +191,13 @@ class Conversation:
         if message.get("run") != self._run_id:  # left over from an earlier run (a task or generator still running)
             self._admission.release(size)
             failure = HostFailure("RuntimeError", "the run that made this call is over; its calls are refused")
-            self._outbox.append(_failure_reply(call_id, failure))
+            self._queue(_failure_reply(call_id, failure))
             return
         try:
             outcome = self._dispatcher.begin(call)
         except Exception as error:  # noqa: BLE001  # a failing name resolver, say: the model hears of it, no more
             self._admission.release(size)
-            self._outbox.append(_failure_reply(call_id, _failure(error)))
+            self._queue(_failure_reply(call_id, _failure(error)))
             return
         if isinstance(outcome, Later):
             self._answering += 1
@@ -196,7 +210,7 @@ class Conversation:
             self._tasks.append((self._answerer, (job,)))
         else:
             self._admission.release(size)
-            self._outbox.append(_value_reply(call_id, call, outcome))
+            self._queue(_value_reply(call_id, call, outcome))
 
     async def _answerer(self, job: _Job | None) -> None:
         """Answer a call, then (with a reader callback) wait for the next one: most calls need no task of their own.
@@ -226,7 +240,7 @@ class Conversation:
                 frame = _value_reply(call_id, call, value)
             finally:
                 self._admission.release(size)
-            self._outbox.append(frame)
+            self._queue(frame)
             if self._flushing:
                 return  # a reply of this turn is waiting for the others, and writes this one with its own
             if self._answering > 1:  # let the other replies finishing in this turn join this write
@@ -239,9 +253,13 @@ class Conversation:
         finally:
             self._answering -= 1
 
+    def _queue(self, reply: bytes) -> None:
+        self._outbox.append(reply)
+        self._outbox_bytes += len(reply)
+
     def _send_replies(self) -> None:
         """The reader writes the outbox without waiting: a task writes what the pipe cannot take yet."""
-        frames, self._outbox = self._outbox, []
+        frames, self._outbox, self._outbox_bytes = self._outbox, [], 0
         try:
             self._pipe.write(frames[0] if len(frames) == 1 else b"".join(frames))
         except OSError:
@@ -258,7 +276,7 @@ class Conversation:
             self._answering -= 1
 
     async def _send_outbox(self) -> None:
-        frames, self._outbox = self._outbox, []
+        frames, self._outbox, self._outbox_bytes = self._outbox, [], 0
         try:
             if frames:
                 self._pipe.write(frames[0] if len(frames) == 1 else b"".join(frames))
@@ -327,5 +345,5 @@ def _result(data: object) -> RunResult:
         raise ProtocolError("a `done` frame with an unknown error kind")
     try:
         return RunResult.from_json(data)
-    except (AssertionError, KeyError, TypeError, ValueError) as problem:
+    except Exception as problem:  # noqa: BLE001  # whatever a forged result trips on is the worker's fault
         raise ProtocolError(f"a malformed `done` frame ({type(problem).__name__})") from None
