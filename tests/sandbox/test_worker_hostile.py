@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 HOSTILE = r"""
 import asyncio, gc, time
 from sandbox import _compile, _worker
-from sandbox._protocol import encode
+from sandbox._protocol import HEADER, encode
 from sandbox._hostcall import Call, HostFailure
 
 class Hostile(_worker.Worker):
@@ -77,6 +77,10 @@ class Hostile(_worker.Worker):
             frames = [encode({"t": "call", "run": run_id, "id": i + 1, "fn": "page", "args": []}) for i in range(40)]
             self.write(b"".join(frames))
             time.sleep(30)
+        if name == "overflow":  # valid JSON numbers that no float holds, and a count below zero
+            payload = b'{"t":"done","run":%d,"result":{"value":1,"duration":1%s,"calls":-7}}' % (run_id, b"0" * 400)
+            self.end_run()
+            return self.write(HEADER.pack(len(payload)) + payload)
         if name == "cache":
             sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
             return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
@@ -239,6 +243,14 @@ async def test_a_worker_that_never_reads_its_replies_gets_no_more_of_its_calls_a
         timeout_message(1.0, " in one long operation (a slow regular expression?)"),
     )
     assert served <= MAX_UNREAD // MiB + 1  # all 40 without the bound: 40 MiB held for a worker that reads none
+
+
+async def test_a_done_frame_with_numbers_out_of_range_is_read_without_raising() -> None:
+    """`duration` of 10**400 (`float()` of it raises `OverflowError`) and `calls` of -7: zero, never an exception."""
+    async with hostile(SMALL) as sb:
+        result = await sb.run("#hostile overflow")
+        assert (result.value, result.error, result.duration, result.calls) == (1, None, 0.0, 0)
+        assert (await sb.run("return 7")).value == 7
 
 
 async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:
