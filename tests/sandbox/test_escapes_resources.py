@@ -1308,30 +1308,13 @@ CASES = [
         "return len(list(range(2_000_000)))",
         limit("memory", "this would create a collection of length of about 2,000,000", "MemoryError"),
     ),
-    case(
-        "list_real_is_not_an_attribute",
-        "return len(list.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'list' has no attribute 'real'"),
-    ),
-    case(
-        "tuple_real_is_not_an_attribute",
-        "return len(tuple.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'tuple' has no attribute 'real'"),
-    ),
-    case(
-        "set_real_is_not_an_attribute",
-        "return len(set.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'set' has no attribute 'real'"),
-    ),
-    case(
-        "frozenset_real_is_not_an_attribute",
-        "return len(frozenset.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'frozenset' has no attribute 'real'"),
-    ),
-    case(
-        "bytearray_real_is_not_an_attribute",
-        "return len(bytearray.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'bytearray' has no attribute 'real'"),
+    *(
+        case(
+            f"{name}_real_is_not_an_attribute",
+            f"return len({name}.real(range(2_000_000)))",
+            raised("AttributeError", f"type object '{name}' has no attribute 'real'"),
+        )
+        for name in ("list", "tuple", "set", "frozenset", "bytearray")
     ),
     case(
         "getattr_finds_no_real_either",
