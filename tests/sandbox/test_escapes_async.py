@@ -3,7 +3,6 @@
 The asyncio facade hands out no loop, no Future and no real Task; no awaitable yields what it waits on when driven
 by hand (`send`, `throw`, `next`, iteration); delays reach the loop as plain floats; tasks and async generators that
 swallow their cancellation end with the run.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

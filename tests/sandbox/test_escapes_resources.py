@@ -3,7 +3,6 @@
 Endless loops end on the operation budget, long C-level work on the wall clock, huge values on the size guards
 (before they are built), the rest on the worker's address-space limit; recursion, nesting, results and source have
 their own caps. Each case asserts the limit kind and the guard's message, never a wall time.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

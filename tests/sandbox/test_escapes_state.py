@@ -2,7 +2,6 @@
 
 A run that changes what it can see (modules, stdlib classes, the decimal context, random's seed, typing's caches)
 changes only its own copy: the next run, on any worker, and the host see a fresh world.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations
