@@ -191,8 +191,8 @@ def test_the_cpu_clock_reads_a_live_process_and_nothing_once_it_is_gone() -> Non
 
 
 def test_a_result_within_every_limit_is_returned_as_it_came() -> None:
-    """Nothing to cut: the checked result is the worker's own object, and nothing was found wrong."""
-    result = RunResult(value={"a": [1, 2]}, stdout="hi\n", calls=2)
+    """Nothing to cut from a scalar value: the checked result is the worker's own object, and nothing was wrong."""
+    result = RunResult(value="done", stdout="hi\n", calls=2)
     checked, lied = checked_result(result, limits=Limits(), keeps=False, reserved=())
     assert checked is result
     assert not lied
