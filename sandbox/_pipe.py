@@ -15,6 +15,9 @@ import anyio
 from sandbox._protocol import HEADER, decode, encode, frame_size
 
 _READ_SIZE = 1 << 18
+MAX_UNREAD = 16 * 1024 * 1024
+"""Bytes of replies a worker has not read yet past which the host takes in no more of its frames (replies to
+calls already taken still go out), so a worker that never reads cannot make the host hold every reply."""
 
 
 class FramePipe:

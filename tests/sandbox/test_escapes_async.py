@@ -23,24 +23,22 @@ from redteam_kit import (
     HostKit,
     Refused,
     Value,
-    assert_unique,
-    assert_works_in_cpython,
     case,
     check,
-    controls,
     guard,
     limit,
+    names_are_unique,
     params,
     policy,
     raised,
     run,
+    runs,
+    works_in_cpython,
 )
 
 from sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from sandbox import Isolation
 
 CASES = [
@@ -1503,21 +1501,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_the_event_loop_stays_out_of_reach(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """No loop, Future or Task of the host is reachable, and nothing of a run outlives it."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_the_event_loop_stays_out_of_reach = runs(
+    CASES, "No loop, Future or Task of the host is reachable, and nothing of a run outlives it."
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 # -- tasks and async generators that swallow their cancellation end with the run -----------------------------------

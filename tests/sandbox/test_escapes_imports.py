@@ -16,26 +16,21 @@ import pytest
 from redteam_kit import (
     BUDGET,
     WALL,
-    Case,
     HostKit,
     Value,
     assert_outcome,
-    assert_unique,
-    assert_works_in_cpython,
     case,
-    check,
-    controls,
     guard,
     limit,
-    params,
+    names_are_unique,
     policy,
     raised,
     run,
+    runs,
+    works_in_cpython,
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from sandbox import Sandbox
 
 _LYING_PATTERN = """
@@ -1679,21 +1674,11 @@ CASES += [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_imports_reach_only_facades(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """Each import or module attribute gives a facade member or its exact refusal."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_imports_reach_only_facades = runs(
+    CASES, "Each import or module attribute gives a facade member or its exact refusal."
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 class _Recorder(logging.Handler):

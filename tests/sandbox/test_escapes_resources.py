@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import TYPE_CHECKING
 
 import pytest
 from redteam_kit import (
@@ -22,22 +21,17 @@ from redteam_kit import (
     RESULT,
     WALL,
     WALL_UNSIZED,
-    Case,
     Value,
-    assert_unique,
     case,
-    check,
     limit,
-    params,
+    names_are_unique,
     policy,
     raised,
+    runs,
     syntax,
 )
 
 from sandbox import Limits
-
-if TYPE_CHECKING:
-    from sandbox import Sandbox
 
 SIZE_CAP = "the limit is 10,000,000"
 """The default `max_size`, in its refusal."""
@@ -1453,15 +1447,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_resources_are_bounded(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """Each bomb is stopped by its limit, named in the error."""
-    await check(sb, case, isolation, host_secret)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_resources_are_bounded = runs(CASES, "Each bomb is stopped by its limit, named in the error.")
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 # -- inline memory past the size caps: run in a child whose address space is capped, so the host test survives ----
