@@ -66,6 +66,21 @@ async def test_a_refund_over_the_limit_pauses_and_runs_once_approved(isolation: 
     assert state.approval is None
 
 
+async def test_the_state_names_the_waiting_call_by_the_id_a_decision_must_carry() -> None:
+    """`DiscoveryState.approval_id` is the pending call's id while it waits, read from the state alone, then None."""
+    shop = make_shop()
+    async with shop.code_mode() as cm:
+        state = cm.new_state()
+        assert state.approval_id is None
+        paused = await cm.execute(REFUND, state)
+        assert paused.pending is not None
+        assert state.approval is not None
+        assert state.approval_id == paused.pending.id == str(state.approval["signature"])[:16]
+        assert DiscoveryState.from_json(json.loads(json.dumps(state.to_json()))).approval_id == paused.pending.id
+        await cm.resume(state, approved=False)
+    assert state.approval_id is None
+
+
 async def test_a_denied_refund_raises_tool_error_with_the_reason_and_the_code_carries_on() -> None:
     """Denied, the refund raises `ToolError` in the code, which handles it; the handler never runs."""
     shop = make_shop()

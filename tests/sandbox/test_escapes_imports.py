@@ -4,7 +4,6 @@ Only allow-listed modules import, as facades holding chosen names, so nothing be
 `json.codecs.builtins`, `random._os`) is reachable; private names cannot be imported; stdlib helpers that would
 evaluate strings (`typing.get_type_hints`, `ForwardRef`) are absent, and those that write classes or source
 (`@dataclass`, `Enum(...)`, `functools.update_wrapper`, `re`) take only plain, checked names.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import pytest
 from redteam_kit import (
     BUDGET,
     WALL,
+    Case,
     HostKit,
     Value,
     assert_outcome,
@@ -44,6 +44,17 @@ ZERO_DIVISION = (
 )
 """`traceback.format_exc()` of `1 / 0` on line 3: the code's own frame, no host path."""
 
+
+def refused_import(module: str, *, control: bool = True) -> Case:
+    """`import module` is refused by the import guard; with `control`, it works in plain CPython."""
+    return case(
+        f"import_{module}",
+        f"import {module}\nreturn 'PW' + 'NED'",
+        guard(f"`import {module}` is not allowed"),
+        control=control,
+    )
+
+
 CASES = [
     case(
         "import_os",
@@ -63,86 +74,9 @@ CASES = [
         raised("AttributeError", "module 'sys' has no attribute 'modules' in the sandbox"),
         control=True,
     ),
-    case(
-        "import_subprocess",
-        """
-        import subprocess
-        return 'PW' + 'NED'
-        """,
-        guard("`import subprocess` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_socket",
-        """
-        import socket
-        return 'PW' + 'NED'
-        """,
-        guard("`import socket` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_ctypes",
-        """
-        import ctypes
-        return 'PW' + 'NED'
-        """,
-        guard("`import ctypes` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_importlib",
-        """
-        import importlib
-        return 'PW' + 'NED'
-        """,
-        guard("`import importlib` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_pickle",
-        """
-        import pickle
-        return 'PW' + 'NED'
-        """,
-        guard("`import pickle` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_marshal",
-        """
-        import marshal
-        return 'PW' + 'NED'
-        """,
-        guard("`import marshal` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_gc",
-        """
-        import gc
-        return 'PW' + 'NED'
-        """,
-        guard("`import gc` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_inspect",
-        """
-        import inspect
-        return 'PW' + 'NED'
-        """,
-        guard("`import inspect` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_threading",
-        """
-        import threading
-        return 'PW' + 'NED'
-        """,
-        guard("`import threading` is not allowed"),
-        control=True,
+    *(
+        refused_import(module)
+        for module in "subprocess socket ctypes importlib pickle marshal gc inspect threading".split()
     ),
     case(
         "import__thread",
@@ -171,159 +105,20 @@ CASES = [
         guard("`import builtins` is not allowed"),
         control=True,
     ),
-    case(
-        "import_asyncio_subprocess",
-        """
-        import asyncio.subprocess
-        return 'PW' + 'NED'
-        """,
-        guard("`import asyncio.subprocess` is not allowed"),
-        control=True,
+    *(
+        case(
+            f"import_asyncio_{name}",
+            f"""
+            import asyncio.{name}
+            return 'PW' + 'NED'
+            """,
+            guard(f"`import asyncio.{name}` is not allowed"),
+            control=True,
+        )
+        for name in ("subprocess", "base_events", "events")
     ),
-    case(
-        "import_asyncio_base_events",
-        """
-        import asyncio.base_events
-        return 'PW' + 'NED'
-        """,
-        guard("`import asyncio.base_events` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_asyncio_events",
-        """
-        import asyncio.events
-        return 'PW' + 'NED'
-        """,
-        guard("`import asyncio.events` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_types",
-        """
-        import types
-        return 'PW' + 'NED'
-        """,
-        guard("`import types` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_pathlib",
-        """
-        import pathlib
-        return 'PW' + 'NED'
-        """,
-        guard("`import pathlib` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_shutil",
-        """
-        import shutil
-        return 'PW' + 'NED'
-        """,
-        guard("`import shutil` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_tempfile",
-        """
-        import tempfile
-        return 'PW' + 'NED'
-        """,
-        guard("`import tempfile` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_multiprocessing",
-        """
-        import multiprocessing
-        return 'PW' + 'NED'
-        """,
-        guard("`import multiprocessing` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_signal",
-        """
-        import signal
-        return 'PW' + 'NED'
-        """,
-        guard("`import signal` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_codecs",
-        """
-        import codecs
-        return 'PW' + 'NED'
-        """,
-        guard("`import codecs` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_posix",
-        """
-        import posix
-        return 'PW' + 'NED'
-        """,
-        guard("`import posix` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_pty",
-        """
-        import pty
-        return 'PW' + 'NED'
-        """,
-        guard("`import pty` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_fcntl",
-        """
-        import fcntl
-        return 'PW' + 'NED'
-        """,
-        guard("`import fcntl` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_resource",
-        """
-        import resource
-        return 'PW' + 'NED'
-        """,
-        guard("`import resource` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_mmap",
-        """
-        import mmap
-        return 'PW' + 'NED'
-        """,
-        guard("`import mmap` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_select",
-        """
-        import select
-        return 'PW' + 'NED'
-        """,
-        guard("`import select` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_ssl",
-        """
-        import ssl
-        return 'PW' + 'NED'
-        """,
-        guard("`import ssl` is not allowed"),
-        control=True,
-    ),
+    *(refused_import(module) for module in "types pathlib shutil tempfile multiprocessing signal codecs".split()),
+    *(refused_import(module) for module in "posix pty fcntl resource mmap select ssl".split()),
     case(
         "import_urllib_request",
         """
@@ -369,83 +164,8 @@ CASES = [
         raised("AttributeError", "module 'traceback' has no attribute 'extract_stack' in the sandbox"),
         control=True,
     ),
-    case(
-        "import_weakref",
-        """
-        import weakref
-        return 'PW' + 'NED'
-        """,
-        guard("`import weakref` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_copyreg",
-        """
-        import copyreg
-        return 'PW' + 'NED'
-        """,
-        guard("`import copyreg` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_sysconfig",
-        """
-        import sysconfig
-        return 'PW' + 'NED'
-        """,
-        guard("`import sysconfig` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_site",
-        """
-        import site
-        return 'PW' + 'NED'
-        """,
-        guard("`import site` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_platform",
-        """
-        import platform
-        return 'PW' + 'NED'
-        """,
-        guard("`import platform` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_sandbox",
-        """
-        import sandbox
-        return 'PW' + 'NED'
-        """,
-        guard("`import sandbox` is not allowed"),
-    ),
-    case(
-        "import_RestrictedPython",
-        """
-        import RestrictedPython
-        return 'PW' + 'NED'
-        """,
-        guard("`import RestrictedPython` is not allowed"),
-    ),
-    case(
-        "import_anyio",
-        """
-        import anyio
-        return 'PW' + 'NED'
-        """,
-        guard("`import anyio` is not allowed"),
-    ),
-    case(
-        "import_codemode",
-        """
-        import codemode
-        return 'PW' + 'NED'
-        """,
-        guard("`import codemode` is not allowed"),
-    ),
+    *(refused_import(module) for module in "weakref copyreg sysconfig site platform".split()),
+    *(refused_import(module, control=False) for module in "sandbox RestrictedPython anyio codemode".split()),
     case(
         "import_json_tool",
         """
@@ -491,86 +211,27 @@ CASES = [
         raised("ImportError", "cannot import name 'events' from '<unknown module name>' (unknown location)"),
         control=True,
     ),
-    case(
-        "from_asyncio_import_tasks",
-        """
-        from asyncio import tasks
-        return str(tasks) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'tasks' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_base_events",
-        """
-        from asyncio import base_events
-        return str(base_events) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'base_events' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_futures",
-        """
-        from asyncio import futures
-        return str(futures) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'futures' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_streams",
-        """
-        from asyncio import streams
-        return str(streams) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'streams' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_unix_events",
-        """
-        from asyncio import unix_events
-        return str(unix_events) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'unix_events' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_coroutines",
-        """
-        from asyncio import coroutines
-        return str(coroutines) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'coroutines' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_runners",
-        """
-        from asyncio import runners
-        return str(runners) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'runners' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_selector_events",
-        """
-        from asyncio import selector_events
-        return str(selector_events) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'selector_events' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_threads",
-        """
-        from asyncio import threads
-        return str(threads) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'threads' from '<unknown module name>' (unknown location)"),
-        control=True,
+    *(
+        case(
+            f"from_asyncio_import_{name}",
+            f"""
+            from asyncio import {name}
+            return str({name}) + 'PW' + 'NED'
+            """,
+            raised("ImportError", f"cannot import name '{name}' from '<unknown module name>' (unknown location)"),
+            control=True,
+        )
+        for name in (
+            "tasks",
+            "base_events",
+            "futures",
+            "streams",
+            "unix_events",
+            "coroutines",
+            "runners",
+            "selector_events",
+            "threads",
+        )
     ),
     case(
         "time_sleep_blocks_the_loop",
@@ -845,30 +506,7 @@ CASES = [
         """,
         raised("AttributeError", "module 'logging' has no attribute 'root' in the sandbox"),
     ),
-    case(
-        "import_sqlite3",
-        """
-        import sqlite3
-        return 'PW' + 'NED'
-        """,
-        guard("`import sqlite3` is not allowed"),
-    ),
-    case(
-        "import_glob",
-        """
-        import glob
-        return 'PW' + 'NED'
-        """,
-        guard("`import glob` is not allowed"),
-    ),
-    case(
-        "import_zipfile",
-        """
-        import zipfile
-        return 'PW' + 'NED'
-        """,
-        guard("`import zipfile` is not allowed"),
-    ),
+    *(refused_import(module, control=False) for module in "sqlite3 glob zipfile".split()),
     case(
         "import_concurrent_futures",
         """

@@ -3,7 +3,6 @@
 Walks from any object to `object.__subclasses__()`, `__mro__`, `__globals__` and friends, by attribute, by `getattr`
 with a name built at run time, through `operator`/`functools` helpers, `match` patterns, and class hooks a class body or
 three-argument `type()` would install. Each is refused by the compile-time policy or a runtime guard, by name.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -254,185 +253,37 @@ CASES = [
         """,
         guard("`.__reduce_ex__` is not allowed"),
     ),
-    case(
-        "class_body_defines_set_name",
-        """
-        class X:
-            def __set_name__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__set_name__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_init_subclass",
-        """
-        class X:
-            def __init_subclass__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__init_subclass__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_class_getitem",
-        """
-        class X:
-            def __class_getitem__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__class_getitem__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_getattribute",
-        """
-        class X:
-            def __getattribute__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__getattribute__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_setattr",
-        """
-        class X:
-            def __setattr__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__setattr__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_delattr",
-        """
-        class X:
-            def __delattr__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__delattr__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_reduce_ex",
-        """
-        class X:
-            def __reduce_ex__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__reduce_ex__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_reduce",
-        """
-        class X:
-            def __reduce__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__reduce__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_deepcopy",
-        """
-        class X:
-            def __deepcopy__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__deepcopy__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_copy",
-        """
-        class X:
-            def __copy__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__copy__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_await",
-        """
-        class X:
-            def __await__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__await__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_instancecheck",
-        """
-        class X:
-            def __instancecheck__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__instancecheck__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_subclasshook",
-        """
-        class X:
-            def __subclasshook__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__subclasshook__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_getstate",
-        """
-        class X:
-            def __getstate__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__getstate__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_setstate",
-        """
-        class X:
-            def __setstate__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__setstate__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_dir",
-        """
-        class X:
-            def __dir__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__dir__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_get",
-        """
-        class X:
-            def __get__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__get__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_set",
-        """
-        class X:
-            def __set__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__set__` is a reserved name"),
+    *(
+        case(
+            f"class_body_defines_{name}",
+            f"""
+            class X:
+                def __{name}__(self, *args):
+                    return 'PW' + 'NED'
+            return 'PW' + 'NED'
+            """,
+            policy(f"`__{name}__` is a reserved name"),
+        )
+        for name in (
+            "set_name",
+            "init_subclass",
+            "class_getitem",
+            "getattribute",
+            "setattr",
+            "delattr",
+            "reduce_ex",
+            "reduce",
+            "deepcopy",
+            "copy",
+            "await",
+            "instancecheck",
+            "subclasshook",
+            "getstate",
+            "setstate",
+            "dir",
+            "get",
+            "set",
+        )
     ),
     case(
         "class_body_assigns_match_args",

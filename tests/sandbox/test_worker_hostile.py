@@ -20,7 +20,7 @@ from sandbox._budgets import OUTPUT_MARKER
 from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
 from sandbox._distrust import IDLE_CPU, cpu_seconds
-from sandbox._pipe import MAX_UNREAD
+from sandbox._pipe import MAX_UNREAD, MAX_VALUES
 from sandbox._process import WorkerProcess
 from sandbox.limits import calls_message, output_message, timeout_message
 
@@ -81,6 +81,21 @@ class Hostile(_worker.Worker):
             payload = b'{"t":"done","run":%d,"result":{"value":1,"duration":1%s,"calls":-7}}' % (run_id, b"0" * 400)
             self.end_run()
             return self.write(HEADER.pack(len(payload)) + payload)
+        if name in ("lists", "strings"):  # a call frame of more values than any honest one: 6 or 10 MiB of them
+            values = b"[]," * 2_100_000 if name == "lists" else b'"ab",' * 2_100_000
+            payload = b'{"t":"call","run":%d,"id":1,"fn":"nope","args":[%s0]}' % (run_id, values)
+            self.write(HEADER.pack(len(payload)) + payload)
+            return self.done(run_id, {"value": "sent"})
+        if name == "counts":  # names and counts no run of these limits could have made
+            return self.done(run_id, {
+                "value": 1, "assigned": ["a" * 300, "not an identifier", "ok"], "names": ["t." + "x" * 600, "t.y"],
+                "calls": 10**6, "duration": 1e9,
+            })
+        if name == "deep":  # deeper than a worker's own conversion goes
+            value = []
+            for _ in range(150):
+                value = [value]
+            return self.done(run_id, {"value": value})
         if name == "cache":
             sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
             return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
@@ -251,6 +266,46 @@ async def test_a_done_frame_with_numbers_out_of_range_is_read_without_raising() 
         result = await sb.run("#hostile overflow")
         assert (result.value, result.error, result.duration, result.calls) == (1, None, 0.0, 0)
         assert (await sb.run("return 7")).value == 7
+
+
+@pytest.mark.parametrize("values", ["lists", "strings"])
+async def test_a_frame_of_more_values_than_an_honest_worker_sends_is_refused_before_it_is_parsed(values: str) -> None:
+    """2,100,000 `[]` or `"ab"` in one call frame (28 and 12 times their size once parsed): `crashed`, unparsed."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run(f"#hostile {values}")
+        assert result.error is not None
+        refused = f"a frame of more than {MAX_VALUES:,} values"
+        assert (result.error.kind, result.error.message) == (
+            "crashed",
+            f"the worker process broke the protocol ({refused}); it was replaced and the code stopped",
+        )
+        assert (await sb.run("return 8")).value == 8
+        assert pid(sb) != before
+
+
+async def test_names_and_counts_past_what_the_run_could_make_are_cut_and_the_worker_replaced() -> None:
+    """A 300-character or non-identifier name assigned, a 602-character call label, 10**6 calls, 1e9 seconds."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile counts")
+        assert (result.value, result.error) == (1, None)
+        assert (result.assigned, result.names, result.calls, result.duration) == (("ok",), ("t.y",), 1000, 6.0)
+        assert (await sb.run("return 9")).value == 9
+        assert pid(sb) != before
+
+
+async def test_a_value_deeper_than_a_worker_converts_is_refused_by_the_host() -> None:
+    """150 nested lists (a worker stops at 100): the worker's own `TypeError`, no value, the worker replaced."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile deep")
+        assert result.value is None
+        assert result.error is not None
+        deep = "the returned value" + "[0]" * 100 + " is nested more than 100 levels deep"
+        assert (result.error.kind, result.error.type_name, result.error.message) == ("runtime", "TypeError", deep)
+        assert (await sb.run("return 1")).value == 1
+        assert pid(sb) != before
 
 
 async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:
