@@ -86,6 +86,16 @@ class Hostile(_worker.Worker):
             payload = b'{"t":"call","run":%d,"id":1,"fn":"nope","args":[%s0]}' % (run_id, values)
             self.write(HEADER.pack(len(payload)) + payload)
             return self.done(run_id, {"value": "sent"})
+        if name == "counts":  # names and counts no run of these limits could have made
+            return self.done(run_id, {
+                "value": 1, "assigned": ["a" * 300, "not an identifier", "ok"], "names": ["t." + "x" * 600, "t.y"],
+                "calls": 10**6, "duration": 1e9,
+            })
+        if name == "deep":  # deeper than a worker's own conversion goes
+            value = []
+            for _ in range(150):
+                value = [value]
+            return self.done(run_id, {"value": value})
         if name == "cache":
             sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
             return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
@@ -271,6 +281,30 @@ async def test_a_frame_of_more_values_than_an_honest_worker_sends_is_refused_bef
             f"the worker process broke the protocol ({refused}); it was replaced and the code stopped",
         )
         assert (await sb.run("return 8")).value == 8
+        assert pid(sb) != before
+
+
+async def test_names_and_counts_past_what_the_run_could_make_are_cut_and_the_worker_replaced() -> None:
+    """A 300-character or non-identifier name assigned, a 602-character call label, 10**6 calls, 1e9 seconds."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile counts")
+        assert (result.value, result.error) == (1, None)
+        assert (result.assigned, result.names, result.calls, result.duration) == (("ok",), ("t.y",), 1000, 6.0)
+        assert (await sb.run("return 9")).value == 9
+        assert pid(sb) != before
+
+
+async def test_a_value_deeper_than_a_worker_converts_is_refused_by_the_host() -> None:
+    """150 nested lists (a worker stops at 100): the worker's own `TypeError`, no value, the worker replaced."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile deep")
+        assert result.value is None
+        assert result.error is not None
+        deep = "the returned value" + "[0]" * 100 + " is nested more than 100 levels deep"
+        assert (result.error.kind, result.error.type_name, result.error.message) == ("runtime", "TypeError", deep)
+        assert (await sb.run("return 1")).value == 1
         assert pid(sb) != before
 
 
