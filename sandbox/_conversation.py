@@ -17,8 +17,9 @@ import anyio.lowlevel
 from sandbox._dispatch import Later
 from sandbox._distrust import CallsOverError
 from sandbox._hostcall import Call, HostFailure
+from sandbox._jsontext import JsonText
 from sandbox._pipe import MAX_UNREAD
-from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
+from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode, encode_with_text
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -26,9 +27,8 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
-    from sandbox._dispatch import Dispatcher
+    from sandbox._dispatch import Dispatcher, Reply
     from sandbox._distrust import Admission
-    from sandbox._jsonvalue import JsonValue
     from sandbox._pipe import FramePipe
 
 _Task = tuple["Callable[..., Coroutine[Any, Any, None]]", tuple[Any, ...]]
@@ -199,8 +199,10 @@ def _failure(error: Exception) -> HostFailure:
     return error if isinstance(error, HostFailure) else HostFailure(type(error).__name__, _text(error))
 
 
-def _value_reply(call_id: int, call: Call, value: JsonValue) -> bytes:
+def _value_reply(call_id: int, call: Call, value: Reply) -> bytes:
     try:
+        if isinstance(value, JsonText):  # encoded by the host already: its text goes in as it is
+            return encode_with_text({"t": "result", "id": call_id, "ok": True}, "value", value.text)
         return encode({"t": "result", "id": call_id, "ok": True, "value": value})
     except FrameTooLargeError as error:
         return _failure_reply(

@@ -1,17 +1,20 @@
 """Host side of a host-function call: find the function, call it, and keep only JSON and a message.
 
 Shared by both isolations. Whatever the host function raises, only its class name and message go back to the
-model's code; whatever it returns is copied as plain JSON, so no host object ever enters the sandbox.
+model's code; whatever it returns is copied as plain JSON, so no host object ever enters the sandbox. A `JsonText`
+the host encoded itself is not checked again: inline the code gets a copy decoded from it, and across a process
+boundary the conversation puts its text into the frame.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
 from sandbox._hostcall import MAX_NAME, Call, HostFailure, long_name
+from sandbox._jsontext import JsonText
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Coroutine, Mapping
 
     from sandbox.limits import Limits
+
+Reply: TypeAlias = "JsonValue | JsonText"
+"""A call's result: checked JSON data, or the text of a result the host encoded itself."""
 
 
 class Dispatcher:
@@ -68,11 +74,12 @@ class Dispatcher:
         return target
 
     async def __call__(self, call: Call) -> JsonValue:
-        """Run one call; raises `HostFailure` for anything the model should hear about."""
+        """Run one call (inline): a fresh copy of its result; `HostFailure` for anything the model should hear of."""
         outcome = self.begin(call)
-        return await outcome.rest if isinstance(outcome, Later) else outcome
+        reply = await outcome.rest if isinstance(outcome, Later) else outcome
+        return reply.copy() if isinstance(reply, JsonText) else reply
 
-    def begin(self, call: Call) -> JsonValue | Later:
+    def begin(self, call: Call) -> Reply | Later:
         """Run one call as far as it goes without waiting: a sync function's result, or `Later` for the rest.
 
         Raises `HostFailure` for anything the model should hear about. A sync function is called right here, so
@@ -98,7 +105,7 @@ class Dispatcher:
             return Later(self._limited(target, call, result))
         return self._checked(result, call)
 
-    async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> JsonValue:
+    async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
         if self.limiter is None:
             return self._checked(await _finish(target, call, started), call)
         try:
@@ -112,7 +119,10 @@ class Dispatcher:
         return self._checked(result, call)
 
     @staticmethod
-    def _checked(result: object, call: Call) -> JsonValue:
+    def _checked(result: object, call: Call) -> Reply:
+        """What goes back to the code: a `JsonText` as it is (encoded by the host already), else a checked copy."""
+        if isinstance(result, JsonText):
+            return result
         try:
             return check_json(result)
         except NotJsonError as error:
@@ -124,9 +134,9 @@ class Later:
 
     __slots__ = ("rest",)
 
-    def __init__(self, rest: Coroutine[Any, Any, JsonValue]) -> None:
+    def __init__(self, rest: Coroutine[Any, Any, Reply]) -> None:
         self.rest = rest
-        """The rest of the call: its JSON result, or `HostFailure`."""
+        """The rest of the call: its result, or `HostFailure`."""
 
 
 def _start(target: HostFunction, call: Call) -> object:
