@@ -42,7 +42,8 @@ class Dispatcher:
     def __init__(self, functions: Mapping[str, HostFunction | Namespace], limits: Limits, *, limit: bool) -> None:
         self.functions = functions
         self.max_calls = limits.calls if limit else None
-        self.limiter = anyio.CapacityLimiter(limits.concurrent_calls) if limit else None
+        self._slots = limits.concurrent_calls if limit else None
+        self._limiter: anyio.CapacityLimiter | None = None  # made when a call first has to wait: most runs never do
         self.count = 0
 
     def kinds(self) -> dict[str, list[str] | None]:
@@ -83,7 +84,8 @@ class Dispatcher:
         """Run one call as far as it goes without waiting: a sync function's result, or `Later` for the rest.
 
         Raises `HostFailure` for anything the model should hear about. A sync function is called right here, so
-        a worker's reader can answer it with no task of its own; it holds an in-flight slot only while it runs.
+        a worker's reader callback can answer it with no task at all; it needs a free in-flight slot, but since
+        nothing else runs until it returns, it takes none.
         """
         self.count += 1
         if self.max_calls is not None and self.count > self.max_calls:
@@ -91,31 +93,26 @@ class Dispatcher:
         target = self.resolve(call.function, call.attribute)
         if inspect.iscoroutinefunction(target):
             return Later(self._limited(target, call, None))
-        if self.limiter is not None:
-            try:
-                self.limiter.acquire_nowait()  # a free slot costs no turn of the event loop
-            except anyio.WouldBlock:
-                return Later(self._limited(target, call, None))
-        try:
-            result = _start(target, call)
-        finally:
-            if self.limiter is not None:
-                self.limiter.release()
+        if self._limiter is not None and not self._limiter.available_tokens:
+            return Later(self._limited(target, call, None))
+        result = _start(target, call)
         if inspect.isawaitable(result):  # a sync callable that returned an awaitable: await it for the rest
             return Later(self._limited(target, call, result))
         return self._checked(result, call)
 
     async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
-        if self.limiter is None:
+        if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self._slots)
         try:
-            self.limiter.acquire_nowait()
+            self._limiter.acquire_nowait()
         except anyio.WouldBlock:
-            await self.limiter.acquire()
+            await self._limiter.acquire()
         try:
             result = await _finish(target, call, started)
         finally:
-            self.limiter.release()
+            self._limiter.release()
         return self._checked(result, call)
 
     @staticmethod

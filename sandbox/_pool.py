@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Self
 import anyio
 
 from sandbox._confine import Layers
-from sandbox._distrust import CPU_CEILING, IDLE_CPU, cpu_seconds
+from sandbox._distrust import CPU_CEILING, IDLE_CPU
 from sandbox._process import WORKER, WorkerProcess
 from sandbox.errors import SandboxError
 
@@ -146,7 +146,7 @@ class WorkerPool:
             yield worker
         finally:
             if worker.healthy and not self.fresh and worker.process.returncode is None:
-                worker.idle_cpu = cpu_seconds(worker.process.pid)
+                worker.idle_cpu = worker.cpu.seconds()
                 self._send.send_nowait(worker)
             else:
                 await self._replace(worker)
@@ -183,7 +183,7 @@ def _rested(worker: WorkerProcess) -> bool:
     """
     if worker.idle_cpu is None:
         return True
-    now = cpu_seconds(worker.process.pid)
+    now = worker.cpu.seconds()
     return now is None or (now - worker.idle_cpu <= IDLE_CPU and now < CPU_CEILING / 2)
 
 

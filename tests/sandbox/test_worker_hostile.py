@@ -69,6 +69,12 @@ class Hostile(_worker.Worker):
             signal.signal(signal.SIGXCPU, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_CPU, (_worker.CPU_CEILING, _worker.CPU_CEILING))
             name = "spin"
+        if name == "mixed":
+            async def quick_later():
+                await asyncio.sleep(0.02)  # `slow` holds the one slot on the host by now
+                return await self.call(run_id, Call("quick", None, [[0]], {}))
+            values = await asyncio.gather(self.call(run_id, Call("slow", None, [[0]], {})), quick_later())
+            return self.done(run_id, {"value": values})
         if name == "spin":
             def spin():
                 while True:
@@ -215,6 +221,32 @@ async def test_the_host_holds_a_bounded_number_of_calls_however_fast_a_worker_se
     assert result.error is None, result.error
     assert result.value == list(range(1, 31))
     assert max(held) <= 2  # `2 * concurrent_calls` held at most; without the bound, all 30 at once
+
+
+async def test_a_sync_function_waits_for_a_free_slot_held_by_an_async_call() -> None:
+    """A worker that sends a sync call while its one in-flight slot is taken: the host runs it once the slot frees."""
+    limits = Limits(timeout=10.0, concurrent_calls=1)
+    order: list[str] = []
+
+    async def slow(data: list[int]) -> int:
+        order.append("slow begins")
+        await anyio.sleep(0.05)
+        order.append("slow ends")
+        return 1
+
+    def quick(data: list[int]) -> int:
+        order.append("quick")
+        return 2
+
+    dispatcher = Dispatcher({"slow": slow, "quick": quick}, limits, limit=True)
+    worker = await WorkerProcess.start(0, Confinement(), entry=("-c", HOSTILE))
+    try:
+        result = await worker.run("#hostile mixed", limits=limits, dispatcher=dispatcher, error_names=())
+    finally:
+        await worker.kill()
+    assert result.error is None, result.error
+    assert result.value == [1, 2]
+    assert order == ["slow begins", "slow ends", "quick"]
 
 
 @pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
