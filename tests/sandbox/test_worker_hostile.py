@@ -9,6 +9,7 @@ error kinds, floods of calls, CPU burnt between runs, and state kept for later r
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 HOSTILE = r"""
-import asyncio, gc, resource, signal, time
+import asyncio, gc, os, resource, signal, time
 from sandbox import _compile, _worker
 from sandbox._protocol import HEADER, encode
 from sandbox._hostcall import Call, HostFailure
@@ -107,6 +108,8 @@ class Hostile(_worker.Worker):
             for _ in range(150):
                 value = [value]
             return self.done(run_id, {"value": value})
+        if name == "environ":
+            return self.done(run_id, {"value": dict(os.environ)})
         if name == "cache":
             sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
             return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
@@ -357,6 +360,18 @@ async def test_a_worker_that_defies_its_cpu_rlimit_is_killed_while_the_pool_is_i
             await worker.process.wait()
         assert worker.process.returncode == -signal.SIGKILL
         assert (await sb.run("return 10")).value == 10
+
+
+async def test_a_workers_environment_is_the_scrubbed_one_without_the_hosts_import_path() -> None:
+    """What code holding the worker reads in `os.environ`: no host variable, and not where the host is installed."""
+    async with hostile(SMALL) as sb:
+        result = await sb.run("#hostile environ")
+    assert result.value == {
+        "PATH": os.defpath,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+    }
 
 
 async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:
