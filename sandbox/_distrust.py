@@ -85,6 +85,9 @@ def checked_result(
     lied = lied or len(told) > _most_names(limits)
     dropped.update(told[: _most_names(limits)])
     lied = lied or (not keeps and (result.variables is not None or bool(result.dropped_variables)))
+    kept = value is result.value and stdout is result.stdout and error is result.error and not lied_counts
+    if kept and variables is result.variables and dropped == result.dropped_variables:
+        return result, lied  # nothing to cut (a scalar value, say): the result as it came
     checked = dataclasses.replace(
         result, value=value, stdout=stdout, error=error, variables=variables, dropped_variables=dropped, **counts
     )
@@ -143,8 +146,13 @@ class Admission:
         self.count = 0
         self.held = 0
         self.held_bytes = 0
-        self._room = anyio.Event()
-        self._room.set()
+        self._room: anyio.Event | None = None
+        """What the reader waits on while the host holds as many calls as it may (made only then)."""
+
+    @property
+    def full(self) -> bool:
+        """Whether the host holds as many calls as it may: it reads no more frames until one has its outcome."""
+        return self.held >= self.max_held or self.held_bytes >= MAX_FRAME
 
     def admit(self, size: int) -> None:
         """Count a `call` frame of `size` bytes; `CallsOverError` past the run's call limit."""
@@ -153,29 +161,62 @@ class Admission:
             raise CallsOverError(self.max_calls)
         self.held += 1
         self.held_bytes += size
-        if self.held >= self.max_held or self.held_bytes >= MAX_FRAME:
-            self._room = anyio.Event()
 
     def release(self, size: int) -> None:
         """A held call has its outcome: the host may read again."""
         self.held -= 1
         self.held_bytes -= size
-        if self.held < self.max_held and self.held_bytes < MAX_FRAME:
+        if self._room is not None and not self.full:
             self._room.set()
+            self._room = None
 
     async def room(self) -> None:
         """Wait until the host may read another frame."""
-        await self._room.wait()
+        while self.full:
+            self._room = anyio.Event()
+            await self._room.wait()
 
 
 def cpu_seconds(pid: int) -> float | None:
     """CPU time (user and system) process `pid` has used, from `/proc`; None where that cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
+            return _stat_seconds(stat.read())
+    except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+class CpuClock:
+    """One process's CPU time, read from its `/proc/PID/stat` opened once (a read, not an open, per look)."""
+
+    def __init__(self, pid: int) -> None:
+        try:
+            self._fd: int | None = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+
+    def seconds(self) -> float | None:
+        """CPU seconds used so far; None where that cannot be read (no `/proc`, or the process is gone)."""
+        if self._fd is None:
+            return None
+        try:
+            return _stat_seconds(os.pread(self._fd, 4096, 0))
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        """Close the file (once)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _stat_seconds(stat: bytes) -> float | None:
+    try:
+        fields = stat.rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (IndexError, ValueError):
+        return None
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

@@ -22,7 +22,7 @@ import anyio
 
 from sandbox._confine import Layers
 from sandbox._conversation import Conversation
-from sandbox._distrust import KILL_GRACE, Admission, checked_result
+from sandbox._distrust import KILL_GRACE, Admission, CpuClock, checked_result
 from sandbox._pipe import FramePipe
 from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
 from sandbox.errors import SandboxError
@@ -57,6 +57,8 @@ class WorkerProcess:
         self._run_ids = itertools.count(1)
         self.idle_cpu: float | None = None
         """CPU seconds the worker had used when its last run ended (None: not known)."""
+        self.cpu = CpuClock(process.pid)
+        """The worker's CPU time, as the pool reads it between runs."""
 
     @classmethod
     async def start(cls, memory: int, confinement: Confinement, *, entry: tuple[str, ...] = WORKER) -> WorkerProcess:
@@ -237,6 +239,7 @@ class WorkerProcess:
             await self.process.wait()
             await self.process.aclose()
         self.pipe.close()
+        self.cpu.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
