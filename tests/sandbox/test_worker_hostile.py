@@ -9,6 +9,7 @@ error kinds, floods of calls, CPU burnt between runs, and state kept for later r
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
 from sandbox._distrust import IDLE_CPU, cpu_seconds
 from sandbox._pipe import MAX_UNREAD, MAX_VALUES
+from sandbox._pool import IDLE_WATCH
 from sandbox._process import WorkerProcess
 from sandbox.limits import calls_message, output_message, timeout_message
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 HOSTILE = r"""
-import asyncio, gc, time
+import asyncio, gc, os, resource, signal, time
 from sandbox import _compile, _worker
 from sandbox._protocol import HEADER, encode
 from sandbox._hostcall import Call, HostFailure
@@ -64,6 +66,10 @@ class Hostile(_worker.Worker):
             calls = [self.call(run_id, Call("slow", None, [payload], {})) for _ in range(30)]
             values = await asyncio.gather(*calls, return_exceptions=True)
             return self.done(run_id, {"value": [v if isinstance(v, int) else repr(v) for v in values]})
+        if name == "defy":  # what the CPU rlimit cannot stop: `SIGXCPU` ignored, the soft limit raised to the hard
+            signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_CPU, (_worker.CPU_CEILING, _worker.CPU_CEILING))
+            name = "spin"
         if name == "mixed":
             async def quick_later():
                 await asyncio.sleep(0.02)  # `slow` holds the one slot on the host by now
@@ -102,6 +108,8 @@ class Hostile(_worker.Worker):
             for _ in range(150):
                 value = [value]
             return self.done(run_id, {"value": value})
+        if name == "environ":
+            return self.done(run_id, {"value": dict(os.environ)})
         if name == "cache":
             sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
             return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
@@ -111,11 +119,12 @@ _worker.main(Hostile)
 
 
 @contextlib.asynccontextmanager
-async def hostile(limits: Limits, *, fresh: bool = False) -> AsyncIterator[Sandbox]:
-    """A one-worker process sandbox whose workers run `HOSTILE`."""
+async def hostile(limits: Limits, *, fresh: bool = False, idle_watch: float = IDLE_WATCH) -> AsyncIterator[Sandbox]:
+    """A one-worker process sandbox whose workers run `HOSTILE` (its pool looks at idle workers so often)."""
     sandbox = Sandbox(isolation="process", workers=1, limits=limits, fresh_workers=fresh)
     assert sandbox._pool is not None
     sandbox._pool.entry = ("-c", HOSTILE)
+    sandbox._pool.idle_watch = idle_watch
     async with sandbox:
         yield sandbox
 
@@ -246,7 +255,7 @@ async def test_a_sync_function_waits_for_a_free_slot_held_by_an_async_call() -> 
 @pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
 async def test_a_worker_that_computes_between_runs_is_replaced_before_the_next_run() -> None:
     """Code left spinning on the worker's loop after `done`: the pool sees its CPU time grow and hands out another."""
-    async with hostile(Limits(timeout=5.0)) as sb:
+    async with hostile(Limits(timeout=5.0), idle_watch=3600) as sb:  # the check at the next run, not the idle one
         spun = await sb.run("#hostile spin")
         assert spun.value == "ok"
         spinner = pid(sb)
@@ -264,7 +273,7 @@ async def test_a_worker_that_computes_between_runs_is_replaced_before_the_next_r
 @pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
 async def test_a_worker_spinning_after_its_run_is_stopped_by_its_cpu_rlimit() -> None:
     """The CPU soft limit is the run's wall clock: a worker spinning after a 0.1 s run gets `SIGXCPU`."""
-    async with hostile(Limits(timeout=0.1)) as sb:
+    async with hostile(Limits(timeout=0.1), idle_watch=3600) as sb:  # the pool's own look at idle workers held off
         assert (await sb.run("#hostile spin")).value == "ok"
         assert sb._pool is not None
         [worker] = sb._pool._workers
@@ -338,6 +347,31 @@ async def test_a_value_deeper_than_a_worker_converts_is_refused_by_the_host() ->
         assert (result.error.kind, result.error.type_name, result.error.message) == ("runtime", "TypeError", deep)
         assert (await sb.run("return 1")).value == 1
         assert pid(sb) != before
+
+
+@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
+async def test_a_worker_that_defies_its_cpu_rlimit_is_killed_while_the_pool_is_idle() -> None:
+    """`SIGXCPU` ignored, the soft limit raised, a spin after `done`: the idle pool kills it, no run asking."""
+    async with hostile(Limits(timeout=0.1)) as sb:
+        assert (await sb.run("#hostile defy")).value == "ok"
+        assert sb._pool is not None
+        [worker] = sb._pool._workers
+        with anyio.fail_after(20):  # about `IDLE_WATCH`; without the pool's look, up to an hour of CPU
+            await worker.process.wait()
+        assert worker.process.returncode == -signal.SIGKILL
+        assert (await sb.run("return 10")).value == 10
+
+
+async def test_a_workers_environment_is_the_scrubbed_one_without_the_hosts_import_path() -> None:
+    """What code holding the worker reads in `os.environ`: no host variable, and not where the host is installed."""
+    async with hostile(SMALL) as sb:
+        result = await sb.run("#hostile environ")
+    assert result.value == {
+        "PATH": os.defpath,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+    }
 
 
 async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:
