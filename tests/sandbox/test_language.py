@@ -1715,6 +1715,47 @@ CASES = [
         vars(p)
         """,
     ),
+    case(
+        "tasks_and_main_take_turns_as_in_cpython",
+        """
+        import asyncio
+
+        order = []
+
+        async def worker(n):
+            order.append(f"start {n}")
+            await asyncio.sleep(0)
+            order.append(f"end {n}")
+            return n
+
+        first = asyncio.create_task(worker(1))
+        order.append("main before")
+        await asyncio.sleep(0)
+        order.append("main after one turn")
+        second = asyncio.create_task(worker(2))
+        done = await first
+        order.append(f"first gave {done}")
+        print(await second, order)
+        """,
+    ),
+    case(
+        "tasks_inherit_the_mains_decimal_context",
+        """
+        import asyncio
+        import decimal
+
+        decimal.getcontext().prec = 5
+
+        async def third():
+            return str(decimal.Decimal(1) / 3)
+
+        inherited = await asyncio.create_task(third())
+        with decimal.localcontext() as ctx:
+            ctx.prec = 3
+            inner = await asyncio.gather(third())
+        [inherited, inner, str(decimal.Decimal(2) / 3)]
+        """,
+    ),
 ]
 
 
