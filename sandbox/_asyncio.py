@@ -200,7 +200,8 @@ class AsyncioFacade:
 
     async def finish(self, generators: list[Any], context: contextvars.Context) -> None:
         """The run is over: stop its tasks, then close its async generators in its context, until none is left."""
-        await _reap(set(self.tasks), cancel=True)
+        if self.tasks:  # most runs start none
+            await _reap(set(self.tasks), cancel=True)
         if generators:  # most runs make none: no task to close nothing
             closing = asyncio.get_running_loop().create_task(_close_all(generators), context=context)
             await _reap({closing}, cancel=False)

@@ -33,6 +33,8 @@ LOCALS: Final = "_locals_"
 """Global of a keeping run: the real `locals`, called only by the wrapper statements added here."""
 MAX_DEPTH = 100
 _CACHE_SIZE = 256
+_TEXT_KEY = 8_192
+"""Characters of source up to which the cache is keyed by the text itself."""
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -49,7 +51,9 @@ class Compiled:
     """The names the code binds at top level, sorted."""
 
 
-_cache: OrderedDict[str, Compiled | RunError] = OrderedDict()
+_Key = tuple[str, tuple[str, ...] | None] | tuple[int, str, tuple[str, ...] | None]
+_cache: OrderedDict[_Key, Compiled | RunError] = OrderedDict()
+"""Compiled code by its source and kept names: the only inputs of a compile (the policy is fixed)."""
 
 
 def compile_code(source: str, *, max_source: int, variables: Iterable[str] | None = None) -> Compiled | RunError:
@@ -67,7 +71,9 @@ def compile_code(source: str, *, max_source: int, variables: Iterable[str] | Non
             message=f"the code is {len(source):,} characters; the limit is {max_source:,}. Send less code per run.",
         )
     names = None if variables is None else tuple(sorted(set(variables)))
-    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest() + repr(names)
+    key: _Key = (source, names)  # the text itself: hashed once per string, compared on a hit; a digest costs more
+    if len(source) > _TEXT_KEY:  # a long text is held by its digest, so the cache never holds much
+        key = (len(source), hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), names)
     cached = _cache.get(key)
     if cached is not None:
         _cache.move_to_end(key)

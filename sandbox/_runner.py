@@ -47,6 +47,7 @@ MAX_NAME = 100
 """Characters of an exception's class name kept in the error."""
 MAX_SOURCE_LINE = 200
 """Characters of each source line quoted in a traceback."""
+_SMALL_INT = 2**64
 
 # How a host function is exposed: a plain function, or a namespace resolved by attribute.
 FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a namespace's names for `dir()`
@@ -94,7 +95,8 @@ async def run_code(
         if keeper is not None:
             namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
-        main = _with_decimal_context(namespace[MAIN](), decimal_context)
+        context.run(decimal.setcontext, decimal_context)  # the run's own context: the caller's is not changed
+        main = namespace[MAIN]()
         value = await _run_main(main, facade, started, guards, context)
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
@@ -175,11 +177,6 @@ async def _run_main(
     return task.result()
 
 
-async def _with_decimal_context(main: Any, decimal_context: decimal.Context) -> Any:
-    decimal.setcontext(decimal_context)  # in the run's own context: the caller's is not changed
-    return await main
-
-
 async def _finished_within(task: asyncio.Future[Any], seconds: float) -> bool:
     """Whether `task` is done after at most `seconds`; it keeps running if not (`asyncio.wait`, without its sets)."""
     loop = asyncio.get_running_loop()
@@ -210,6 +207,9 @@ def _unawaited_error(calls: CallState) -> RunError | None:
 
 
 def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None]:
+    size = _scalar_size(value)
+    if size is not None and size <= limits.result:  # most runs return None or a small int: no walk, no encoding
+        return value, None
     if isinstance(value, PendingCall):
         return None, RunError(kind="runtime", message=str(value.fix_it()), type_name="NotAwaitedError")
     try:
@@ -223,6 +223,17 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
         return None, RunError(kind="runtime", message=message, type_name="TypeError")
     too_large = result_size_error(checked, limits.result)
     return (None, too_large) if too_large is not None else (checked, None)
+
+
+def _scalar_size(value: object) -> int | None:
+    """The JSON size of None, a bool or an int of up to 64 bits (each its own JSON value), else None."""
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    if type(value) is int and -_SMALL_INT < value < _SMALL_INT:
+        return len(int.__repr__(value))
+    return None
 
 
 def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
