@@ -196,7 +196,10 @@ class AsyncioFacade:
         self._step = MainStep(
             _contained(main), context, lambda coro: self._track(loop.create_task(coro, context=context))
         )
-        return self._step.run()
+        try:
+            return self._step.run()
+        finally:
+            self._step = None  # only a running step is asked for; it holds this facade
 
     async def finish(self, generators: list[Any], context: contextvars.Context) -> None:
         """The run is over: stop its tasks, then close its async generators in its context, until none is left."""

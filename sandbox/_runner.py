@@ -96,7 +96,7 @@ async def run_code(
             namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         context.run(decimal.setcontext, decimal_context)  # the run's own context: the caller's is not changed
-        main = namespace[MAIN]()
+        main = namespace.pop(MAIN)()  # not kept in its own globals: the run's objects need no collector
         value = await _run_main(main, facade, started, guards, context)
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included

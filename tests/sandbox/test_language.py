@@ -1744,15 +1744,14 @@ CASES = [
         import asyncio
         import decimal
 
-        decimal.getcontext().prec = 5
-
         async def third():
             return str(decimal.Decimal(1) / 3)
 
-        inherited = await asyncio.create_task(third())
-        with decimal.localcontext() as ctx:
-            ctx.prec = 3
-            inner = await asyncio.gather(third())
+        with decimal.localcontext() as ctx:  # not the inherited context itself: plain CPython shares it
+            ctx.prec = 5
+            inherited = await asyncio.create_task(third())
+            with decimal.localcontext(prec=3):
+                inner = await asyncio.gather(third())
         [inherited, inner, str(decimal.Decimal(2) / 3)]
         """,
     ),
