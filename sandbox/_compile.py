@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import types
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, cast
@@ -49,6 +50,8 @@ class Compiled:
     """The model's source lines, for tracebacks."""
     assigned: tuple[str, ...] = ()
     """The names the code binds at top level, sorted."""
+    names: frozenset[str] = frozenset()
+    """Every name its code objects refer to (globals and attributes): a run binds only the guards it uses."""
 
 
 _Key = tuple[str, tuple[str, ...] | None] | tuple[int, str, tuple[str, ...] | None]
@@ -128,7 +131,17 @@ def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compile
         return _syntax_error(error)
     except (RecursionError, MemoryError) as error:
         return RunError(kind="syntax", message=f"the code cannot be compiled ({type(error).__name__}); simplify it")
-    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)))
+    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)), names=_names(code))
+
+
+def _names(code: CodeType) -> frozenset[str]:
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return frozenset(names)
 
 
 def _keeping(body: list[ast.stmt], variables: tuple[str, ...]) -> list[ast.stmt]:

@@ -48,6 +48,7 @@ MAX_NAME = 100
 MAX_SOURCE_LINE = 200
 """Characters of each source line quoted in a traceback."""
 _SMALL_INT = 2**64
+_MATCH_NAMES = frozenset(("_match_", "_match_class_"))
 
 # How a host function is exposed: a plain function, or a namespace resolved by attribute.
 FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a namespace's names for `dir()`
@@ -92,6 +93,8 @@ async def run_code(
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
         namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
+        if not compiled.names.isdisjoint(_MATCH_NAMES):  # most code has no `match` statement
+            namespace.update(match_names(guards))
         if keeper is not None:
             namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
@@ -145,7 +148,6 @@ def _globals(
         "__name__": "__main__",
         "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
-        **match_names(guards),
     }
     for name, names in functions.items():
         namespace[name] = FunctionProxy(calls, name) if names is None else NamespaceProxy(calls, name, names)
