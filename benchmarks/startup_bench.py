@@ -116,7 +116,7 @@ def in_process(config: Path, repeat: int) -> dict[str, tuple[float, float]]:
     import anyio
 
     from codemode import CodeMode, build_catalog, load_config
-    from codemode.search import _bm25, _tokenize
+    from codemode.search import _fields, _tokenize
 
     steps: dict[str, list[tuple[float, float]]] = {
         "build_catalog": [],
@@ -135,7 +135,7 @@ def in_process(config: Path, repeat: int) -> dict[str, tuple[float, float]]:
             os.environ["CODEMODE_CACHE"] = cache
             _tokenize._CACHE.clear()  # a new process starts with no term memo: so does each measurement
             _tokenize._normalize.cache_clear()
-            _bm25._COUNTS.clear()
+            _fields._COUNTS.clear()
             code_mode = CodeMode(catalog, isolation="inline")
             wall, cpu = time.perf_counter(), time.process_time()
             anyio.run(code_mode._search, "refund an invoice", 5)  # what `tools.search` calls first

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from codemode._naming import close_matches
+from codemode._naming import close_matches, too_long
 from codemode.errors import tool_error
 
 if TYPE_CHECKING:
@@ -73,6 +73,9 @@ def bind(helper: Helper, args: Sequence[JsonValue], kwargs: Mapping[str, JsonVal
         raise tool_error(f"{helper.signature} takes at most {len(helper.parameters)} arguments, got {len(args)}{note}")
     bound: JsonObject = dict(zip(helper.parameters, args, strict=False))
     for key, value in kwargs.items():
+        long = too_long(key, "an argument name")
+        if long is not None:
+            raise tool_error(f"{helper.signature}: {long}{note}")
         if key not in helper.parameters:
             raise tool_error(f"{helper.signature} has no argument `{key}`{_did_you_mean(key, helper)}{note}")
         if key in bound:

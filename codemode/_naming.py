@@ -37,6 +37,11 @@ SOFT_KEYWORDS: Final = frozenset({"case", "match", "type"})
 """Soft keywords of Python 3.12, fixed here so that aliases do not depend on the running Python."""
 
 _INVALID_RUN: Final = re.compile(r"[^A-Za-z0-9_]+")
+MAX_NAME: Final = 256
+"""Characters of the longest tool or argument name looked up or matched (MCP's own limit is 128): a longer one
+is refused first, since matching costs the host time and memory per character."""
+_QUOTED: Final = 40
+"""Characters of a too-long name quoted in its error."""
 
 
 def is_portable_alias(alias: str) -> bool:
@@ -75,6 +80,13 @@ def portable_alias(name: str) -> str:
     return alias
 
 
+def too_long(name: str, what: str) -> str | None:
+    """Why `name` is refused before any lookup (it is longer than `MAX_NAME`), quoting its start; else None."""
+    if len(name) <= MAX_NAME:
+        return None
+    return f"{what} {name[:_QUOTED]!r}... is {len(name):,} characters long; one is at most {MAX_NAME:,}"
+
+
 def close_matches(name: str, candidates: Iterable[str], *, limit: int = 3, cutoff: float = 0.6) -> list[str]:
     """The candidates closest to an unknown `name`, best first, to suggest in an error message.
 
@@ -87,6 +99,8 @@ def close_matches(name: str, candidates: Iterable[str], *, limit: int = 3, cutof
         limit: The most matches to return.
         cutoff: Similarity in [0, 1] below which a candidate is not a match.
     """
+    if len(name) > MAX_NAME:
+        return []
     by_key: dict[str, str] = {}
     for candidate in candidates:
         by_key.setdefault(_match_key(candidate), candidate)

@@ -178,19 +178,13 @@ def verify(data: JsonValue, secret: bytes) -> Record:
     return Record.from_json(body)
 
 
-def approval_id(data: JsonValue) -> str | None:
-    """The id of the pending call in signed record data (its signature's first 16 hex digits)."""
-    signature = data.get("signature") if isinstance(data, dict) else None
-    return signature[:16] if isinstance(signature, str) else None
-
-
-def pending_from(data: JsonObject, record: Record, tools: Callable[[str], Tool | None]) -> PendingApproval:
-    """The host's view of a verified record."""
+def pending_from(approval_id: str, record: Record, tools: Callable[[str], Tool | None]) -> PendingApproval:
+    """The host's view of a verified record, whose pending call is named `approval_id`."""
     entry = record.calls[record.pending]
     tool = tools(entry.tool)
     made = tuple(e.tool_call() for e in record.calls[: record.pending] if e.kind != "held")
     return PendingApproval(
-        id=approval_id(data) or "",
+        id=approval_id,
         tool=entry.tool,
         alias=tool.alias if tool is not None else entry.tool,
         arguments=entry.arguments,

@@ -19,7 +19,7 @@ import pydantic
 
 from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
 from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
-from codemode._naming import close_matches
+from codemode._naming import close_matches, too_long
 from codemode._results import to_json
 from codemode.errors import ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
@@ -37,6 +37,7 @@ DIR_TOOLS = 100
 """`dir(tools)` lists the tools' names too in a catalog of at most this many."""
 MAX_QUERIES = 10
 """The most queries one `tools.search([...])` call may merge."""
+_FIND = 'Find tools with `await tools.search("what you need")`.'
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
 
 
@@ -154,6 +155,9 @@ class ToolRuntime:
 
     def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
         """The host function behind `tools.<name>`."""
+        long = too_long(name, "a tool name")
+        if long is not None:
+            raise tool_error(f"{long}. {_FIND}")
         if name in HELPERS:
             helper = HELPERS[name]
             method = getattr(self, "list_tools" if name == "list" else name)
@@ -177,7 +181,7 @@ class ToolRuntime:
     def _unknown(self, name: str) -> str:
         matches = [tool.alias for tool in self.catalog.similar(name, limit=3)]
         hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
-        return f'there is no tool named {name!r}.{hint} Find tools with `await tools.search("what you need")`.'
+        return f"there is no tool named {name!r}.{hint} {_FIND}"
 
     async def list_tools(
         self, prefix: JsonValue = "", page: JsonValue = 1, page_size: JsonValue = PAGE_SIZE
@@ -217,9 +221,13 @@ class ToolRuntime:
 
     async def describe(self, name: str) -> str:
         """`tools.describe(name)`: one tool's full stub (by alias or original name)."""
+        text = name if isinstance(name, str) else str(name)
+        long = too_long(text, "a tool name")
+        if long is not None:
+            raise tool_error(f"{long}. {_FIND}")
         tool = self.catalog.get(name) if isinstance(name, str) else None
         if tool is None:
-            raise tool_error(self._unknown(str(name)))
+            raise tool_error(self._unknown(text))
         self.discovered.setdefault(tool.name)
         return self.cache.stub(tool)
 
@@ -265,6 +273,9 @@ class ToolRuntime:
         arguments: JsonObject = {}
         closed = isinstance(properties, dict) and tool.parameters.get("additionalProperties", False) is False
         for key, value in kwargs.items():
+            long = too_long(key, "an argument name")
+            if long is not None:
+                raise tool_error(f"tools.{tool.alias}(): {long}. Signature: {render_signature(tool)}")
             original = names.get(key, key)
             if closed and original not in known:  # the stub offers no `**kwargs`: refuse what it does not name
                 matches = close_matches(key, names, limit=1)

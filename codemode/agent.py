@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from codemode._replay import Decision
+from codemode import Decision
 from codemode.discovery import DiscoveryState
 from codemode.errors import ApprovalError
 from codemode.providers.base import CodeCall, ToolOutcome
@@ -26,8 +26,8 @@ from codemode.providers.base import CodeCall, ToolOutcome
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from codemode import PendingApproval
     from codemode._json import JsonObject
-    from codemode._replay import PendingApproval
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.events import EventSink
     from codemode.providers.base import Model, Placement, TextSink, Turn, Usage

@@ -238,7 +238,7 @@ class CodeMode:
         """
         if state.approval is None:
             return None
-        return pending_from(state.approval, self._record(state), self.catalog.get)
+        return pending_from(state.approval_id or "", self._record(state), self.catalog.get)
 
     def _record(self, state: DiscoveryState) -> Record:
         if state.approval is None:
@@ -341,7 +341,7 @@ class CodeMode:
         if record is None:
             return run, None, ""
         state.approval = sign(record, self.policy.secret)
-        return run, pending_from(state.approval, record, self.catalog.get), ""
+        return run, pending_from(state.approval_id or "", record, self.catalog.get), ""
 
 
 def _alias(catalog: Catalog, name: str) -> str:

@@ -56,6 +56,15 @@ class DiscoveryState:
     """Top-level names earlier runs assigned, most recent last (bounded), to explain a `NameError` for one. A
     hint, not what the model was shown, so two states that differ only here are equal."""
 
+    @property
+    def approval_id(self) -> str | None:
+        """The id of the call waiting for approval (`PendingApproval.id`; a decision names it), or None.
+
+        Read from the record as it stands: `CodeMode.resume` checks its signature.
+        """
+        signature = self.approval.get("signature") if self.approval is not None else None
+        return signature[:16] if isinstance(signature, str) else None
+
     def to_json(self) -> dict[str, JsonValue]:
         """This state as JSON data."""
         data: dict[str, JsonValue] = {"announced": dict(sorted(self.announced.items()))}

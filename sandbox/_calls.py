@@ -12,7 +12,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from sandbox._classes import make_class
-from sandbox._hostcall import Bridge, Call, HostFailure
+from sandbox._hostcall import Bridge, Call, HostFailure, long_name
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox.limits import calls_message
 
@@ -157,11 +157,15 @@ class NamespaceProxy:
     def __getattr__(self, name: str) -> FunctionProxy:
         if name.startswith("_"):
             raise AttributeError(name)
+        if (long := long_name(self._function, name)) is not None:
+            raise AttributeError(long)
         return FunctionProxy(self._calls, self._function, name)
 
     def __getitem__(self, name: object) -> FunctionProxy:
         if type(name) is not str or name.startswith("_"):
             raise KeyError(name)
+        if (long := long_name(self._function, name)) is not None:
+            raise KeyError(long)
         return FunctionProxy(self._calls, self._function, name)
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ import anyio.lowlevel
 from sandbox._dispatch import Later
 from sandbox._distrust import CallsOverError
 from sandbox._hostcall import Call, HostFailure
+from sandbox._pipe import MAX_UNREAD
 from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
@@ -47,6 +48,7 @@ class Conversation:
         """Whether a reply could not be written, or the worker's own cap did not hold: it is not reused."""
         self._outbox: list[bytes] = []
         """Replies not written yet: replies finished in one turn of the loop go out in one write."""
+        self._outbox_bytes = 0
         self._flushing = False
         """Whether a reply is waiting for the others of its turn, and will write the outbox with its own."""
         self._answering = 0
@@ -62,6 +64,8 @@ class Conversation:
         pipe, run_id = self._pipe, self._run_id
         while True:
             await self._admission.room()  # a worker past what an honest one sends waits: the host stops reading
+            if len(pipe.unwritten) > MAX_UNREAD:
+                await pipe.drain()  # a worker that does not read its replies: the host reads none of its calls
             message: dict[str, Any] | None = await pipe.receive()
             while message is not None:
                 if message["t"] == "done":
@@ -75,6 +79,8 @@ class Conversation:
                     return RunResult(
                         error=RunError(kind="call_limit", message=str(error)), calls=self._dispatcher.count
                     )
+                if self._outbox_bytes + len(pipe.unwritten) > MAX_UNREAD:
+                    break  # the rest of the frames read wait until the worker has read these replies
                 message = pipe.buffered()
             if self._outbox and not self._flushing:
                 self._send_replies(tasks)
@@ -104,20 +110,20 @@ class Conversation:
         if message.get("run") != self._run_id:  # left over from an earlier run (a task or generator still running)
             self._admission.release(size)
             failure = HostFailure("RuntimeError", "the run that made this call is over; its calls are refused")
-            self._outbox.append(_failure_reply(call_id, failure))
+            self._queue(_failure_reply(call_id, failure))
             return
         try:
             outcome = self._dispatcher.begin(call)
         except Exception as error:  # noqa: BLE001  # a failing name resolver, say: the model hears of it, no more
             self._admission.release(size)
-            self._outbox.append(_failure_reply(call_id, _failure(error)))
+            self._queue(_failure_reply(call_id, _failure(error)))
             return
         if isinstance(outcome, Later):
             self._answering += 1
             tasks.append((self._answer, (call_id, call, outcome, size)))
         else:
             self._admission.release(size)
-            self._outbox.append(_value_reply(call_id, call, outcome))
+            self._queue(_value_reply(call_id, call, outcome))
 
     async def _answer(self, call_id: int, call: Call, later: Later, size: int) -> None:
         try:
@@ -129,7 +135,7 @@ class Conversation:
                 frame = _value_reply(call_id, call, value)
             finally:
                 self._admission.release(size)
-            self._outbox.append(frame)
+            self._queue(frame)
             if self._flushing:
                 return  # a reply of this turn is waiting for the others, and writes this one with its own
             if self._answering > 1:  # let the other replies finishing in this turn join this write
@@ -142,9 +148,13 @@ class Conversation:
         finally:
             self._answering -= 1
 
+    def _queue(self, reply: bytes) -> None:
+        self._outbox.append(reply)
+        self._outbox_bytes += len(reply)
+
     def _send_replies(self, tasks: list[_Task]) -> None:
         """The reader writes the outbox without waiting: a task writes what the pipe cannot take yet."""
-        frames, self._outbox = self._outbox, []
+        frames, self._outbox, self._outbox_bytes = self._outbox, [], 0
         try:
             self._pipe.write(frames[0] if len(frames) == 1 else b"".join(frames))
         except OSError:
@@ -161,7 +171,7 @@ class Conversation:
             self._answering -= 1
 
     async def _send_outbox(self) -> None:
-        frames, self._outbox = self._outbox, []
+        frames, self._outbox, self._outbox_bytes = self._outbox, [], 0
         try:
             if frames:
                 self._pipe.write(frames[0] if len(frames) == 1 else b"".join(frames))
@@ -230,5 +240,5 @@ def _result(data: object) -> RunResult:
         raise ProtocolError("a `done` frame with an unknown error kind")
     try:
         return RunResult.from_json(data)
-    except (AssertionError, KeyError, TypeError, ValueError) as problem:
+    except Exception as problem:  # noqa: BLE001  # whatever a forged result trips on is the worker's fault
         raise ProtocolError(f"a malformed `done` frame ({type(problem).__name__})") from None

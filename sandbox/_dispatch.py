@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from sandbox._hostcall import Call, HostFailure
+from sandbox._hostcall import MAX_NAME, Call, HostFailure, long_name
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
@@ -53,16 +53,18 @@ class Dispatcher:
         """The host callable for a call, or a `HostFailure` saying why there is none."""
         target = self.functions.get(function)
         if target is None:
-            raise HostFailure("NameError", f"name {function!r} is not defined")
+            raise HostFailure("NameError", f"name {function[:MAX_NAME]!r} is not defined")
         if isinstance(target, Namespace):
             if attribute is None:
                 raise HostFailure("TypeError", f"`{function}` is a namespace; call one of its functions")
+            if (long := long_name(function, attribute)) is not None:
+                raise HostFailure("AttributeError", long)
             try:
                 return target.resolve(attribute)
             except FunctionError as error:
                 raise HostFailure(error.type_name, error.message) from None
         if attribute is not None:
-            raise HostFailure("AttributeError", f"`{function}` has no attribute {attribute!r}")
+            raise HostFailure("AttributeError", f"`{function}` has no attribute {attribute[:MAX_NAME]!r}")
         return target
 
     async def __call__(self, call: Call) -> JsonValue:

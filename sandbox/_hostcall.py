@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from sandbox._jsonvalue import JsonValue
 
@@ -39,6 +40,18 @@ class HostFailure(Exception):  # carries a host error across, not raised to the 
         super().__init__(message)
         self.type_name = type_name
         self.message = message
+
+
+MAX_NAME: Final = 256
+"""Characters of the longest name looked up in a namespace: a longer one is refused before it reaches the host's
+resolver (which may do per-character work on it, like suggesting close names)."""
+
+
+def long_name(namespace: str, name: str) -> str | None:
+    """Why `namespace.name` is refused unresolved (a name longer than `MAX_NAME`), quoting its start; else None."""
+    if len(name) <= MAX_NAME:
+        return None
+    return f"`{namespace}` has no name {name[:40]!r}... ({len(name):,} characters): names are at most {MAX_NAME:,}"
 
 
 Bridge = Callable[[Call], Awaitable[JsonValue]]

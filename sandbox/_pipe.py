@@ -12,9 +12,16 @@ from typing import Any
 
 import anyio
 
+from sandbox._jsonvalue import MAX_NODES
 from sandbox._protocol import HEADER, decode, encode, frame_size
 
 _READ_SIZE = 1 << 18
+MAX_VALUES = 2 * MAX_NODES + 1000
+"""Values in one frame from a worker, counted before it is parsed: a call's arguments and its keywords are each at
+most `MAX_NODES` values (as is a run's value), and the frame's own fields a few more."""
+MAX_UNREAD = 16 * 1024 * 1024
+"""Bytes of replies a worker has not read yet past which the host takes in no more of its frames (replies to
+calls already taken still go out), so a worker that never reads cannot make the host hold every reply."""
 
 
 class FramePipe:
@@ -54,7 +61,7 @@ class FramePipe:
         end = HEADER.size + frame_size(inbox[: HEADER.size])
         if len(inbox) < end:
             return None
-        message = decode(inbox[HEADER.size : end])
+        message = decode(inbox[HEADER.size : end], max_values=MAX_VALUES)
         del inbox[:end]
         self.last_size = end - HEADER.size
         return message

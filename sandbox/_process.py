@@ -187,10 +187,10 @@ class WorkerProcess:
         except BaseException as error:
             if _is_breakage(error):
                 return await self._crashed(_protocol_violation(error))
-            # The caller's cancellation, KeyboardInterrupt, a bug: it propagates, without any breakage that came
-            # with it (cancel scopes only absorb groups of cancellations); the pool replaces the unhealthy worker.
+            # The caller's cancellation, KeyboardInterrupt: it propagates, without any breakage that came with it
+            # (cancel scopes only absorb groups of cancellations); the pool replaces the unhealthy worker.
             if isinstance(error, BaseExceptionGroup):
-                _, rest = error.split(_BREAKAGE)
+                _, rest = error.split(Exception)
                 if rest is not None and rest is not error:
                     raise rest from None
             raise
@@ -202,9 +202,12 @@ class WorkerProcess:
                     message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
                 )
             )
-        result, lied = checked_result(
-            result, limits=limits, keeps=variables is not None, reserved=(*dispatcher.kinds(), *error_names)
-        )
+        try:
+            result, lied = checked_result(
+                result, limits=limits, keeps=variables is not None, reserved=(*dispatcher.kinds(), *error_names)
+            )
+        except Exception as error:  # noqa: BLE001  # a result the checks trip on is the worker's fault, and a result
+            return await self._crashed(f"{type(error).__name__} while the host checked its result")
         # A worker that sent what its own checks forbid is not reused; nor one whose run was cut off mid-work.
         self.healthy = not (conversation.reply_failed or lied or (result.error and result.error.kind in _RECYCLE))
         return result
@@ -254,10 +257,14 @@ _BREAKAGE = (
 
 
 def _is_breakage(error: BaseException) -> bool:
-    """Whether `error`, or every exception in it if it is a (nested) group, is a broken worker."""
+    """Whether `error`, or every exception in it if it is a (nested) group, is a broken worker.
+
+    Any `Exception` counts: while the host reads a worker's frames, what goes wrong comes from what it sent, and
+    a run must end in a result; cancellation and `KeyboardInterrupt` are not exceptions of that kind.
+    """
     if isinstance(error, BaseExceptionGroup):
         return all(_is_breakage(inner) for inner in error.exceptions)
-    return isinstance(error, _BREAKAGE)
+    return isinstance(error, Exception)
 
 
 def _protocol_violation(error: BaseException) -> str | None:
@@ -268,4 +275,6 @@ def _protocol_violation(error: BaseException) -> str | None:
             if found is not None:
                 return found
         return None
-    return str(error)[:200] if isinstance(error, ProtocolError) else None
+    if isinstance(error, ProtocolError):
+        return str(error)[:200]
+    return None if isinstance(error, _BREAKAGE) else f"{type(error).__name__} while the host read its frames"

@@ -46,8 +46,15 @@ def frame_size(header: bytes | bytearray) -> int:
     return int(size)
 
 
-def decode(payload: bytes | bytearray) -> dict[str, Any]:
-    """The message in a frame's payload; `ProtocolError` for anything but a JSON object with a string 't'."""
+def decode(payload: bytes | bytearray, *, max_values: int | None = None) -> dict[str, Any]:
+    """The message in a frame's payload; `ProtocolError` for anything but a JSON object with a string 't'.
+
+    With `max_values` (a frame from a worker), a frame of more values than that is refused before it is parsed:
+    `[[],[],...]` would take some 28 times its size in memory, `["ab","ab",...]` 12 times, and seconds of the
+    host's loop. Values are counted as the lists, objects and commas outside strings.
+    """
+    if max_values is not None and _pieces(payload) > max_values and _more_outside_strings(payload, max_values):
+        raise ProtocolError(f"a frame of more than {max_values:,} values")
     try:
         message = json.loads(payload.decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError) as error:  # bad UTF-8, bad JSON, an int too long, nesting too deep
@@ -55,3 +62,32 @@ def decode(payload: bytes | bytearray) -> dict[str, Any]:
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
         raise ProtocolError("a frame must hold a JSON object with a string 't'")
     return message
+
+
+def _pieces(text: bytes | bytearray) -> int:
+    return text.count(b"[") + text.count(b"{") + text.count(b",")
+
+
+def _more_outside_strings(payload: bytes | bytearray, most: int) -> bool:
+    """Whether the JSON text has more than `most` lists, objects and commas outside its strings.
+
+    A slice at a time (never cut after a backslash, so no escape is split), so it takes little memory.
+    """
+    pieces, inside, start, size = 0, False, 0, len(payload)
+    while start < size:
+        end = min(start + _SLICE, size)
+        while end < size and payload[end - 1] == 0x5C:
+            end += 1
+        text = bytes(payload[start:end])
+        if b"\\" in text:  # no quote left is escaped, and a backslash outside a string is bad JSON anyway
+            text = text.replace(b"\\\\", b"").replace(b'\\"', b"")
+        parts = text.split(b'"')
+        pieces += _pieces(b"".join(parts[1 if inside else 0 :: 2]))
+        if pieces > most:
+            return True
+        inside ^= len(parts) % 2 == 0
+        start = end
+    return False
+
+
+_SLICE = 1 << 16

@@ -6,6 +6,7 @@ whose `kind` is one of a small closed set.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -61,10 +62,10 @@ class RunError:
         type_name = data.get("type_name")
         return cls(
             kind=kind,  # type: ignore[arg-type]  # checked against ERROR_KINDS above
-            message=str(data["message"]),
-            line=line if isinstance(line, int) else None,
+            message=_text(data["message"]),
+            line=line if type(line) is int and 0 <= line <= _MAX_COUNT else None,
             type_name=type_name if isinstance(type_name, str) else None,
-            traceback=str(data.get("traceback") or ""),
+            traceback=_text(data.get("traceback")),
         )
 
 
@@ -124,12 +125,28 @@ class RunResult:
         dropped = data.get("dropped_variables") or {}
         return cls(
             value=data.get("value"),
-            stdout=str(data.get("stdout") or ""),
+            stdout=_text(data.get("stdout")),
             error=RunError.from_json(error) if isinstance(error, dict) else None,
-            calls=calls if isinstance(calls, int) else 0,
-            duration=float(duration) if isinstance(duration, (int, float)) else 0.0,
-            names=tuple(str(n) for n in names) if isinstance(names, list) else (),
-            assigned=tuple(str(n) for n in assigned) if isinstance(assigned, list) else (),
+            calls=calls if type(calls) is int and 0 <= calls <= _MAX_COUNT else 0,
+            duration=_seconds(duration),
+            names=tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else (),
+            assigned=tuple(n for n in assigned if isinstance(n, str)) if isinstance(assigned, list) else (),
             variables=variables if isinstance(variables, dict) else None,
-            dropped_variables={str(k): str(v) for k, v in dropped.items()} if isinstance(dropped, dict) else {},
+            dropped_variables={k: _text(v) for k, v in dropped.items()} if isinstance(dropped, dict) else {},
         )
+
+
+_MAX_COUNT = 2**63
+"""The largest count (calls, a line number) read back; anything else is not a count any run made."""
+
+
+def _text(value: object) -> str:
+    """A string field as sent; anything else is empty (never `str()` of data, which may be deep or huge)."""
+    return value if isinstance(value, str) else ""
+
+
+def _seconds(value: object) -> float:
+    """A duration as sent: a finite, non-negative number, else 0.0 (`float(10**400)` would raise)."""
+    if type(value) is int and 0 <= value <= _MAX_COUNT:
+        return float(value)
+    return value if type(value) is float and math.isfinite(value) and value >= 0 else 0.0

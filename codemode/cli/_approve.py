@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from codemode._replay import Decision
+from codemode import Decision
 
 if TYPE_CHECKING:
-    from codemode._replay import PendingApproval
+    from codemode import PendingApproval
 
 NO_ANSWER = "no one answered (the input ended)"
 

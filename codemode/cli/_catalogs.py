@@ -46,6 +46,16 @@ def add_search_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_isolation_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--isolation process|inline`."""
+    parser.add_argument(
+        "--isolation",
+        choices=["process", "inline"],
+        default="process",
+        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+    )
+
+
 def add_log_argument(parser: argparse.ArgumentParser) -> None:
     """Add `--log FILE`."""
     parser.add_argument(

@@ -13,6 +13,7 @@ from codemode.cli._approve import ask_in_terminal
 from codemode.cli._catalogs import (
     add_allow_missing_argument,
     add_config_argument,
+    add_isolation_argument,
     add_log_argument,
     add_persist_argument,
     add_search_argument,
@@ -47,12 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--max-steps", type=int, default=20)
     parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
     parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
-    parser.add_argument(
-        "--isolation",
-        choices=["process", "inline"],
-        default="process",
-        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
-    )
+    add_isolation_argument(parser)
     add_persist_argument(parser)
     add_search_argument(parser)
     add_log_argument(parser)

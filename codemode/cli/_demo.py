@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codemode.agent import Agent
+from codemode.cli._catalogs import add_isolation_argument
 from codemode.cli._models import PROVIDERS, missing_key, model_for, wire_for
 from codemode.cli._show import Transcript, print_usage
 from codemode.code_mode import CodeMode
@@ -35,12 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="anthropic",
         help="wire format of the offline scripted run (default: anthropic)",
     )
-    parser.add_argument(
-        "--isolation",
-        choices=["process", "inline"],
-        default="process",
-        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
-    )
+    add_isolation_argument(parser)
     parser.set_defaults(run=run)
 
 

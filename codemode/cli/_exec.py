@@ -11,6 +11,7 @@ import anyio
 from codemode.cli._catalogs import (
     add_allow_missing_argument,
     add_config_argument,
+    add_isolation_argument,
     add_log_argument,
     add_search_argument,
     add_verbose_argument,
@@ -31,12 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_config_argument(parser)
     add_allow_missing_argument(parser)
     add_verbose_argument(parser)
-    parser.add_argument(
-        "--isolation",
-        choices=["process", "inline"],
-        default="process",
-        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
-    )
+    add_isolation_argument(parser)
     add_search_argument(parser)
     add_log_argument(parser)
     parser.set_defaults(run=run)

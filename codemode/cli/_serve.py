@@ -10,6 +10,7 @@ import anyio
 
 from codemode.cli._catalogs import (
     add_config_argument,
+    add_isolation_argument,
     add_log_argument,
     add_persist_argument,
     add_search_argument,
@@ -36,12 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="keep no session state (http): discovery state travels in each request's `_meta`",
     )
-    parser.add_argument(
-        "--isolation",
-        choices=["process", "inline"],
-        default="process",
-        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
-    )
+    add_isolation_argument(parser)
     add_persist_argument(parser)
     add_search_argument(parser)
     add_log_argument(parser)

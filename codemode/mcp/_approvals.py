@@ -18,14 +18,14 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._replay import Decision, approval_id
+from codemode import Decision
 from codemode.discovery import DiscoveryState
 from codemode.mcp._sdk import MODERN_PROTOCOL_VERSIONS, types
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from codemode._replay import PendingApproval
+    from codemode import PendingApproval
     from codemode.code_mode import CodeMode, ExecuteResult
 
 logger = logging.getLogger("codemode.mcp.server")
@@ -84,7 +84,7 @@ def round_state(params: types.CallToolRequestParams) -> DiscoveryState | None:
 
 def fallback_text(pending: PendingApproval, state: DiscoveryState) -> str:
     """What a client that cannot ask a person reads: the call that waits, and how to decide it."""
-    decision = json.dumps({"id": approval_id(state.approval), "approved": True})
+    decision = json.dumps({"id": pending.id, "approved": True})
     return (
         f"The call {pending.describe()} needs a person's approval and was not made. This client cannot ask one "
         "(no MCP elicitation), so ask the user, then call `code` again with the same code, this result's "
@@ -112,7 +112,7 @@ def _decision(meta: object, state: DiscoveryState, code: str) -> Decision | None
         return None
     if not isinstance(given, dict) or not isinstance(given.get("approved"), bool):
         raise DecisionError(f'`_meta["{APPROVAL_META_KEY}"]` must be an object with `"approved": true|false`.')
-    if state.approval is None or given.get("id") != approval_id(state.approval):
+    if state.approval is None or given.get("id") != state.approval_id:
         raise DecisionError(
             'The decision names no call waiting in this conversation: send the `_meta["codemode/state"]` of the '
             "result that asked for approval, with its id."

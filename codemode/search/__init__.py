@@ -1,9 +1,10 @@
 """Tool search: the default BM25F index, the optional hybrid ranker, rank fusion, and the `search=` option.
 
-Modules: `_tokenize` (text to terms), `_bm25` (`SearchIndex`), `_ranking` (what every ranking shares: the
-exact-name boost, the eligibility memo, rank fusion), `_option` (`Ranker`, `ToolIndex` and the `search=`
-option bound to a catalog), `hybrid` and `_embeddings` (the `semantic` extra, never imported from here), and
-`evaluation` (recall, nDCG and MRR on labelled queries).
+Modules: `_tokenize` (text to terms), `_fields` (a tool's four field texts and their term counts), `_bm25`
+(`SearchIndex`), `_index_cache` (a catalog's index saved to disk and read back), `_ranking` (what every ranking
+shares: the exact-name boost, the eligibility memo, rank fusion), `_option` (`Ranker`, `ToolIndex` and the
+`search=` option bound to a catalog), `hybrid` and `_embeddings` (the `semantic` extra, never imported from
+here), and `evaluation` (recall, nDCG and MRR on labelled queries).
 
 Example:
     ```python

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Final
 from codemode import _definitions, _jsonl
 from codemode._bulk import collector_paused
 from codemode.catalog import Catalog
-from codemode.search import _bm25, _tokenize
-from codemode.search._bm25 import BM25Params, SearchIndex, field_terms, field_texts
+from codemode.search import _bm25, _fields, _tokenize
+from codemode.search._bm25 import BM25Params, SearchIndex
+from codemode.search._fields import field_terms, field_texts
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -90,7 +91,7 @@ def _key(fingerprint: str | None, texts: list[tuple[str, str, str, str]] | None)
 def _code_version() -> bytes:
     """The format and the source of the modules that make terms of a definition: a change to one is a new key."""
     parts = [str(FORMAT).encode()]
-    for module in (_tokenize, _bm25, _jsonl, _definitions):  # the last two: how a JSONL line becomes a tool
+    for module in (_tokenize, _fields, _bm25, _jsonl, _definitions):  # the last two: how a JSONL line becomes a tool
         try:
             parts.append(Path(module.__file__ or "").read_bytes())
         except OSError:  # no source beside the module (a frozen app): the format alone

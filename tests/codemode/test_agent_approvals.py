@@ -7,9 +7,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from approval_shop import SECRET, make_shop
+from approval_shop import make_shop
 
-from codemode import ApprovalError, CodeMode, Decision, PendingApproval, Policy
+from codemode import ApprovalError, CodeMode, Decision, PendingApproval
 from codemode.agent import Agent
 from codemode.providers.anthropic import AnthropicWire
 from codemode.providers.openai_chat import OpenAIChatWire
@@ -42,7 +42,7 @@ async def test_a_conversation_paused_twice_and_resumed_from_saved_state_keeps_ev
     """Two pauses, each saved and resumed in a fresh `Agent` and `CodeMode`; requests grow as byte prefixes."""
     shop = make_shop()
     model = ScriptedModel(wire, SCRIPT)
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         agent = Agent(cm, model)
         first = await agent.run("Refund order A1, then delete it.")
         saved = saved_json(agent)
@@ -51,7 +51,7 @@ async def test_a_conversation_paused_twice_and_resumed_from_saved_state_keeps_ev
     assert (first.pending.tool, first.pending.arguments) == ("refund", {"order_id": "A1", "amount": 150.0})
     assert len(model.requests) == 1
 
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         agent = Agent.resume(cm, model, saved)
         second = await agent.decide(True)
         saved = saved_json(agent)
@@ -59,7 +59,7 @@ async def test_a_conversation_paused_twice_and_resumed_from_saved_state_keeps_ev
     assert second.pending is not None
     assert second.pending.tool == "delete_order"
 
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         agent = Agent.resume(cm, model, saved)
         third = await agent.decide(False, reason="orders are kept for audits")
 
@@ -84,7 +84,7 @@ async def test_an_approval_callback_decides_each_call_and_the_run_goes_on_withou
         return True if pending.tool == "refund" else Decision(approved=False, reason="never delete")
 
     model = ScriptedModel(AnthropicWire(), SCRIPT)
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         agent = Agent(cm, model, approve=approve)
         result = await agent.run("Refund order A1, then delete it.")
 
@@ -103,7 +103,7 @@ async def test_a_turn_with_two_code_calls_pauses_at_the_second_and_keeps_the_fir
     shop = make_shop()
     script = [step("", 'return await tools.get_order(order_id="B2")', REFUND), step("Done.")]
     model = ScriptedModel(OpenAIChatWire(), script)
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         agent = Agent(cm, model)
         paused = await agent.run("Look up B2 and refund A1.")
         assert paused.stopped == "approval"

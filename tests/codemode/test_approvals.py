@@ -32,7 +32,7 @@ return result
 async def test_a_refund_over_the_limit_pauses_and_runs_once_approved(isolation: Literal["inline", "process"]) -> None:
     """The run stops before the refund with the earlier call's result as data; approving makes only the refund."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation=isolation, policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode(isolation=isolation) as cm:
         state = cm.new_state()
         paused = await cm.execute(REFUND, state)
         assert paused.pending is not None
@@ -66,6 +66,21 @@ async def test_a_refund_over_the_limit_pauses_and_runs_once_approved(isolation: 
     assert state.approval is None
 
 
+async def test_the_state_names_the_waiting_call_by_the_id_a_decision_must_carry() -> None:
+    """`DiscoveryState.approval_id` is the pending call's id while it waits, read from the state alone, then None."""
+    shop = make_shop()
+    async with shop.code_mode() as cm:
+        state = cm.new_state()
+        assert state.approval_id is None
+        paused = await cm.execute(REFUND, state)
+        assert paused.pending is not None
+        assert state.approval is not None
+        assert state.approval_id == paused.pending.id == str(state.approval["signature"])[:16]
+        assert DiscoveryState.from_json(json.loads(json.dumps(state.to_json()))).approval_id == paused.pending.id
+        await cm.resume(state, approved=False)
+    assert state.approval_id is None
+
+
 async def test_a_denied_refund_raises_tool_error_with_the_reason_and_the_code_carries_on() -> None:
     """Denied, the refund raises `ToolError` in the code, which handles it; the handler never runs."""
     shop = make_shop()
@@ -78,7 +93,7 @@ except ToolError as error:
     await tools.log(note="refund refused")
 return "done"
 """
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         state = cm.new_state()
         assert (await cm.execute(code, state)).pending is not None
         done = await cm.resume(state, approved=False, reason="over the monthly budget")
@@ -98,7 +113,7 @@ await tools.refund(order_id="A1", amount=150)
 await tools.delete_order(order_id="A1")
 return "gone"
 """
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         state = cm.new_state()
         first = await cm.execute(code, state)
         second = await cm.resume(state, approved=True)
@@ -121,12 +136,11 @@ async def test_a_run_approved_in_another_process_replays_the_calls_made_before_t
         import json, sys
         import anyio
         sys.path.insert(0, {str(shop_dir)!r})
-        from approval_shop import SECRET, make_shop
-        from codemode import CodeMode, Policy
+        from approval_shop import make_shop
 
         async def main():
             shop = make_shop()
-            async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+            async with shop.code_mode() as cm:
                 state = cm.new_state()
                 result = await cm.execute({REFUND!r}, state)
             print(json.dumps({{"state": state.to_json(), "made": dict(shop.made)}}))
@@ -139,7 +153,7 @@ async def test_a_run_approved_in_another_process_replays_the_calls_made_before_t
     assert saved["made"] == {"get_order": 1, "get_order:A1": 1}
 
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         done = await cm.resume(DiscoveryState.from_json(saved["state"]), approved=True)
     assert shop.made == {"refund": 1}
     assert done.text == 'refunded 150.0\nReturned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
@@ -149,7 +163,7 @@ async def test_a_run_approved_in_another_process_replays_the_calls_made_before_t
 async def test_an_edited_approval_record_is_refused_and_nothing_runs(edit: str) -> None:
     """Changing a recorded result, argument, the code or the signature makes `resume` raise `ApprovalError`."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         state = cm.new_state()
         await cm.execute(REFUND, state)
         forged = json.loads(json.dumps(state.to_json()))
@@ -170,7 +184,7 @@ async def test_an_edited_approval_record_is_refused_and_nothing_runs(edit: str) 
 async def test_a_record_signed_with_another_key_is_refused() -> None:
     """A process with a different `Policy(secret=...)` cannot resume (nor read) the pending call."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         state = cm.new_state()
         await cm.execute(REFUND, state)
     async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=b"another key")) as other:
@@ -196,7 +210,7 @@ import time
 await tools.log(note=f"started at {time.perf_counter_ns()}")
 await tools.refund(order_id="A1", amount=150)
 """
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         state = cm.new_state()
         await cm.execute(code, state)
         diverged = await cm.resume(state, approved=True)
@@ -223,7 +237,7 @@ await tools.log(note=note)
 await tools.refund(order_id=note, amount=150)
 return note
 """
-    async with CodeMode(shop.catalog, isolation="process", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode(isolation="process") as cm:
         state = cm.new_state()
         paused = await cm.execute(code, state)
         done = await cm.resume(state, approved=True)
@@ -276,7 +290,7 @@ return [found, refunded["refunded"], later]
 async def test_a_small_refund_runs_without_approval_and_a_large_one_pauses() -> None:
     """The approval rule reads the validated arguments: 50 goes through, 500 waits for a person."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         small = await cm.execute('return await tools.refund(order_id="A1", amount=50)', cm.new_state())
         large = await cm.execute('return await tools.refund(order_id="A1", amount=500)', cm.new_state())
     assert small.ok
@@ -296,12 +310,10 @@ order = await tools.get_order(order_id="A1")
 await asyncio.sleep(0.3)
 await tools.refund(order_id="A1", amount=order["total"])
 """
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         state = cm.new_state()
         await cm.execute(code, state)
-    async with CodeMode(
-        shop.catalog, isolation="inline", limits=Limits(timeout=0.1), policy=Policy(secret=SECRET)
-    ) as hurried:
+    async with shop.code_mode(limits=Limits(timeout=0.1)) as hurried:
         timed_out = await hurried.resume(state, approved=True)
 
     assert timed_out.run.error is not None
@@ -321,7 +333,7 @@ Tool calls before the run stopped: 1 completed (1 ok, 0 failed):
 async def test_a_paused_run_with_kept_variables_resumes_from_the_variables_it_started_with() -> None:
     """With `persist_variables`, the replay starts from the variables of the paused run, and keeps its own after."""
     shop = make_shop()
-    cm = CodeMode(shop.catalog, isolation="inline", persist_variables=True, policy=Policy(secret=SECRET))
+    cm = shop.code_mode(persist_variables=True)
     async with cm:
         state = cm.new_state()
         await cm.execute("amount = 150", state)
@@ -338,7 +350,7 @@ async def test_the_tools_a_paused_run_found_are_announced_by_the_run_that_finish
     """The model never reads a paused run, so its discoveries are announced once, with the resumed run's result."""
     shop = make_shop()
     code = 'found = await tools.search("refund an order")\nreturn await tools.refund(order_id="A1", amount=150.0)'
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with shop.code_mode() as cm:
         state = cm.new_state()
         paused = await cm.execute(code, state)
         assert paused.pending is not None

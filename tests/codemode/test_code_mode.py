@@ -367,6 +367,27 @@ async def test_an_unknown_tool_name_lists_close_matches_and_suggests_search() ->
     )
 
 
+async def test_a_tool_or_argument_name_past_the_bound_is_refused_with_its_start_and_no_suggestions() -> None:
+    """A 100,000-character name to describe, or as an argument of a tool or a helper: refused, quoted short."""
+    messages = []
+    for call in (
+        "tools.describe(name)",
+        'tools.get_weather(city="Paris", **{name: 1})',
+        'tools.search("weather", **{name: 1})',
+    ):
+        result = await execute(f'name = "ab" * 50_000\nawait {call}')
+        assert result.run.error is not None
+        messages.append(result.run.error.message)
+
+    assert messages == snapshot(
+        [
+            "ToolError: a tool name 'abababababababababababababababababababab'... is 100,000 characters long; one is at most 256. Find tools with `await tools.search(\"what you need\")`. (line 2)",
+            'ToolError: tools.get_weather(): an argument name \'abababababababababababababababababababab\'... is 100,000 characters long; one is at most 256. Signature: get_weather(*, city: str, days: int = 1, units: Literal["metric", "imperial"] = "metric") -> dict[str, Any] (line 2)',
+            "ToolError: tools.search(query, max_results=5): an argument name 'abababababababababababababababababababab'... is 100,000 characters long; one is at most 256 (line 2)",
+        ]
+    )
+
+
 async def test_positional_arguments_are_refused_with_the_signature() -> None:
     """Tools take keyword arguments only, and the error shows how to call this one."""
     result = await execute('await tools.send_email("a@b.c", "hi")')

@@ -1,7 +1,8 @@
 """The one case kit of the red-team suites: each attack, the mode(s) it runs in, and the exact outcome.
 
-Every escape suite (`test_escapes_*.py`, `test_dunders.py`) is a table of `Case`s run by `check`. A case's
-expected outcome proves which layer stopped it:
+Every escape suite (`test_escapes_*.py`, `test_dunders.py`) is a table of `Case`s; its tests come from here, so
+each file is its cases and one line per test (`test_x = runs(CASES, "claim")`, `works_in_cpython(CASES)`,
+`names_are_unique(CASES)`). A case's expected outcome proves which layer stopped it:
 
 - `policy(fragment)`: refused at compile time by the policy (kind `forbidden`, no exception type);
 - `guard(fragment)`: refused at run time by a guard (kind `forbidden`, `ForbiddenError`);
@@ -35,7 +36,7 @@ import pytest
 from sandbox import FunctionError, Limits, Namespace
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Coroutine, Mapping
     from pathlib import Path
 
     from sandbox import RunResult, Sandbox
@@ -345,3 +346,38 @@ async def assert_works_in_cpython(c: Case, tmp_path: Path) -> None:
             [sys.executable, "-c", CONTROL_RUNNER], input=c.code.encode(), check=False, cwd=tmp_path
         )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+# -- the tests of a table: each suite binds them under its own names -----------------------------------------------
+
+
+def runs(cases: list[Case], claim: str) -> Callable[..., Coroutine[Any, Any, None]]:
+    """The test that runs every case in each of its modes with `check`; `claim` is what the table proves."""
+
+    @pytest.mark.parametrize(("case", "isolation"), params(cases))
+    async def test(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
+        await check(sb, case, isolation, host_secret)
+
+    test.__doc__ = claim
+    return test
+
+
+def works_in_cpython(cases: list[Case]) -> Callable[..., Coroutine[Any, Any, None]]:
+    """The test that runs each `control=True` case in plain CPython, where the payload must succeed."""
+
+    @pytest.mark.parametrize("case", controls(cases))
+    async def test(case: Case, tmp_path: Path) -> None:
+        """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
+        await assert_works_in_cpython(case, tmp_path)
+
+    return test
+
+
+def names_are_unique(cases: list[Case]) -> Callable[[], None]:
+    """The test that each case of the table has its own name."""
+
+    def test() -> None:
+        """Each case has its own name, so a test id names one technique."""
+        assert_unique(cases)
+
+    return test

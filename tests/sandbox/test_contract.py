@@ -13,6 +13,8 @@ import pytest
 
 import sandbox
 from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError
+from sandbox._dispatch import Dispatcher
+from sandbox._hostcall import HostFailure
 
 if TYPE_CHECKING:
     from sandbox import HostFunction
@@ -380,6 +382,49 @@ async def test_namespace_unknown_name_is_a_catchable_error(sb: Sandbox) -> None:
     result = await sb.run(code, functions={"tools": tools})
     assert result.error is None, result.error
     assert result.value == "no tool 'nothing_here'"
+
+
+@both
+async def test_a_namespace_name_past_the_bound_is_refused_before_the_resolver_sees_it(sb: Sandbox) -> None:
+    """A 100,000-character name, by attribute or subscript: refused in the sandbox, quoted short; never resolved."""
+    asked: list[int] = []
+
+    def resolve(name: str) -> HostFunction:
+        asked.append(len(name))
+        raise FunctionError("no such tool", type_name="LookupError")
+
+    code = dedent(
+        """
+        name = "ab" * 50_000
+        seen = []
+        for lookup in (lambda: tools[name], lambda: getattr(tools, name)):
+            try:
+                lookup()
+            except (KeyError, AttributeError) as e:
+                seen.append([type(e).__name__, e.args[0]])
+        return seen
+        """
+    )
+    result = await sb.run(code, functions={"tools": Namespace(resolve)})
+    refused = f"`tools` has no name {'ab' * 20!r}... (100,000 characters): names are at most 256"
+    assert (result.error, result.value) == (None, [["KeyError", refused], ["AttributeError", refused]])
+    assert asked == []
+
+
+def test_the_hosts_dispatcher_refuses_a_long_namespace_name_a_worker_sends() -> None:
+    """A forged call frame's 100,000-character name is refused by the host before the namespace resolves it."""
+    asked: list[str] = []
+    dispatcher = Dispatcher({"tools": Namespace(asked.append)}, Limits(), limit=True)  # type: ignore[arg-type]
+    with pytest.raises(HostFailure) as refused:
+        dispatcher.resolve("tools", "ab" * 50_000)
+    assert (refused.value.type_name, refused.value.message) == (
+        "AttributeError",
+        f"`tools` has no name {'ab' * 20!r}... (100,000 characters): names are at most 256",
+    )
+    with pytest.raises(HostFailure) as unknown:
+        dispatcher.resolve("x" * 100_000, None)
+    assert unknown.value.message == f"name {'x' * 256!r} is not defined"
+    assert asked == []
 
 
 @both

@@ -13,16 +13,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
-from redteam_kit import (
-    Case,
-    HostKit,
-    case,
-    check,
-    guard,
-    params,
-    policy,
-    run,
-)
+from redteam_kit import HostKit, case, guard, policy, run, runs
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
@@ -350,12 +341,9 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(REFUSED))
-async def test_no_path_leads_further_than_the_readable_dunders(
-    sb: Sandbox, case: Case, isolation: str, host_secret: str
-) -> None:
-    """Each attempt is refused exactly, shows no host secret, and the sandbox keeps working."""
-    await check(sb, case, isolation, host_secret)
+test_no_path_leads_further_than_the_readable_dunders = runs(
+    REFUSED, "Each attempt is refused exactly, shows no host secret, and the sandbox keeps working."
+)
 
 
 SWEEP = "\n".join(f"import {module}" for module in MODULES) + textwrap.dedent(

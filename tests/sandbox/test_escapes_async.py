@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -21,27 +21,80 @@ from redteam_kit import (
     QUICK,
     Case,
     HostKit,
+    Outcome,
     Refused,
     Value,
-    assert_unique,
-    assert_works_in_cpython,
     case,
     check,
-    controls,
     guard,
     limit,
+    names_are_unique,
     params,
     policy,
     raised,
     run,
+    runs,
+    works_in_cpython,
 )
 
 from sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from sandbox import Isolation
+
+_DRIVE = """
+import asyncio
+async def f():
+    await asyncio.sleep(0.5)
+async def ag():
+    await asyncio.sleep(0.5)
+    yield 1
+class Own:
+    def __aiter__(self):
+        return self
+    async def __anext__(self):
+        await asyncio.sleep(0.5)
+        return 1
+def attempt(drive):
+    try:
+        got = drive()
+    except AttributeError as e:  # the sandbox's refusal is one too
+        return "forbidden" if "is not allowed" in str(e) else "no such method"
+    except TypeError:
+        return "not iterable"
+    return "DROVE " + str(got)[:40]
+def first(x):
+    for item in x:
+        return item
+def delegate(x):
+    def gen():
+        yield from x
+    return next(gen())
+results = []
+"""
+"""What every `driven_by_hand` case defines: a coroutine, an async generator, an own async iterator, and `attempt`,
+which names how a drive failed (the sandbox's refusal, a missing method, nothing to iterate) or what it got."""
+_DRIVES = (
+    "(lambda x: x.send(None))",
+    "(lambda x: x.throw(ValueError))",
+    "(next)",
+    "(lambda x: next(iter(x)))",
+    "(first)",
+    "(list)",
+    "(delegate)",
+)
+"""The seven ways to drive an awaitable by hand: `send`, `throw`, `next`, `iter`, a `for` loop, `list`, `yield from`."""
+
+
+UNDRIVABLE = Value(["no such method", "no such method", *["not iterable"] * 5])
+"""What `driven_by_hand` returns for a facade's awaitable: it has no `send` or `throw`, and nothing to iterate."""
+
+
+def driven_by_hand(name: str, awaitable: str, expected: Outcome, **kwargs: Any) -> Case:
+    """A case that drives `awaitable` (an expression) each of the seven ways and returns how each attempt ended."""
+    drives = "".join(f"results.append(attempt(lambda: {drive}({awaitable})))\n" for drive in _DRIVES)
+    return case(name, (_DRIVE, drives + "return results"), expected, **kwargs)
+
 
 CASES = [
     case(
@@ -317,53 +370,23 @@ CASES = [
         """,
         guard("`._waiters` is not allowed"),
     ),
-    case(
-        "asyncio_shield",
-        """
-        import asyncio
-        return str(asyncio.shield) + 'PW' + 'NED'
-        """,
-        raised("AttributeError", "module 'asyncio' has no attribute 'shield' in the sandbox"),
-    ),
-    case(
-        "asyncio_TaskGroup",
-        """
-        import asyncio
-        return str(asyncio.TaskGroup) + 'PW' + 'NED'
-        """,
-        raised("AttributeError", "module 'asyncio' has no attribute 'TaskGroup' in the sandbox"),
-    ),
-    case(
-        "asyncio_get_event_loop_policy",
-        """
-        import asyncio
-        return str(asyncio.get_event_loop_policy) + 'PW' + 'NED'
-        """,
-        raised("AttributeError", "module 'asyncio' has no attribute 'get_event_loop_policy' in the sandbox"),
-    ),
-    case(
-        "asyncio_run_coroutine_threadsafe",
-        """
-        import asyncio
-        return str(asyncio.run_coroutine_threadsafe) + 'PW' + 'NED'
-        """,
-        raised("AttributeError", "module 'asyncio' has no attribute 'run_coroutine_threadsafe' in the sandbox"),
-    ),
-    case(
-        "asyncio_start_server",
-        """
-        import asyncio
-        return str(asyncio.start_server) + 'PW' + 'NED'
-        """,
-        raised("AttributeError", "module 'asyncio' has no attribute 'start_server' in the sandbox"),
-    ),
-    case(
-        "asyncio_Future",
-        """
-        import asyncio
-        return str(asyncio.Future) + 'PW' + 'NED'
-        """,
-        raised("AttributeError", "module 'asyncio' has no attribute 'Future' in the sandbox"),
+    *(
+        case(
+            f"asyncio_{name}",
+            f"""
+            import asyncio
+            return str(asyncio.{name}) + 'PW' + 'NED'
+            """,
+            raised("AttributeError", f"module 'asyncio' has no attribute '{name}' in the sandbox"),
+        )
+        for name in (
+            "shield",
+            "TaskGroup",
+            "get_event_loop_policy",
+            "run_coroutine_threadsafe",
+            "start_server",
+            "Future",
+        )
     ),
     case(
         "lazy_class_rebuilt_from_type",
@@ -466,714 +489,30 @@ CASES = [
         """,
         raised("TypeError", "`asyncio.Task(...)` is not a way to start a task"),
     ),
-    case(
+    driven_by_hand(
         "driving_a_coroutine_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(f())))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(f())))
-        results.append(attempt(lambda: (next)(f())))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(f())))
-        results.append(attempt(lambda: (first)(f())))
-        results.append(attempt(lambda: (list)(f())))
-        results.append(attempt(lambda: (delegate)(f())))
-        return results
-        """,
+        "f()",
         Value(
             ["forbidden", "forbidden", "not iterable", "not iterable", "not iterable", "not iterable", "not iterable"]
         ),
     ),
-    case(
-        "driving_a_stdlib_coroutine_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(asyncio.Event().wait())))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(asyncio.Event().wait())))
-        results.append(attempt(lambda: (next)(asyncio.Event().wait())))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(asyncio.Event().wait())))
-        results.append(attempt(lambda: (first)(asyncio.Event().wait())))
-        results.append(attempt(lambda: (list)(asyncio.Event().wait())))
-        results.append(attempt(lambda: (delegate)(asyncio.Event().wait())))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
+    driven_by_hand("driving_a_stdlib_coroutine_by_hand", "asyncio.Event().wait()", UNDRIVABLE),
+    driven_by_hand("driving_asend_by_hand", "ag().asend(None)", UNDRIVABLE),
+    driven_by_hand("driving_athrow_by_hand", "ag().athrow(ValueError)", UNDRIVABLE),
+    driven_by_hand("driving_aclose_by_hand", "ag().aclose()", UNDRIVABLE),
+    driven_by_hand("driving_anext_by_hand", "anext(ag())", UNDRIVABLE),
+    driven_by_hand("driving_anext_with_a_default_by_hand", "anext(ag(), None)", UNDRIVABLE),
+    driven_by_hand("driving_anext_of_an_own_iterator_with_a_default_by_hand", "anext(Own(), None)", UNDRIVABLE),
+    driven_by_hand(
+        "driving_an_async_generator_expression_asend_by_hand", "(x async for x in ag()).asend(None)", UNDRIVABLE
     ),
-    case(
-        "driving_asend_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(ag().asend(None))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(ag().asend(None))))
-        results.append(attempt(lambda: (next)(ag().asend(None))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(ag().asend(None))))
-        results.append(attempt(lambda: (first)(ag().asend(None))))
-        results.append(attempt(lambda: (list)(ag().asend(None))))
-        results.append(attempt(lambda: (delegate)(ag().asend(None))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_athrow_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(ag().athrow(ValueError))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(ag().athrow(ValueError))))
-        results.append(attempt(lambda: (next)(ag().athrow(ValueError))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(ag().athrow(ValueError))))
-        results.append(attempt(lambda: (first)(ag().athrow(ValueError))))
-        results.append(attempt(lambda: (list)(ag().athrow(ValueError))))
-        results.append(attempt(lambda: (delegate)(ag().athrow(ValueError))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_aclose_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(ag().aclose())))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(ag().aclose())))
-        results.append(attempt(lambda: (next)(ag().aclose())))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(ag().aclose())))
-        results.append(attempt(lambda: (first)(ag().aclose())))
-        results.append(attempt(lambda: (list)(ag().aclose())))
-        results.append(attempt(lambda: (delegate)(ag().aclose())))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_anext_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(anext(ag()))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(anext(ag()))))
-        results.append(attempt(lambda: (next)(anext(ag()))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(anext(ag()))))
-        results.append(attempt(lambda: (first)(anext(ag()))))
-        results.append(attempt(lambda: (list)(anext(ag()))))
-        results.append(attempt(lambda: (delegate)(anext(ag()))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_anext_with_a_default_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(anext(ag(), None))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(anext(ag(), None))))
-        results.append(attempt(lambda: (next)(anext(ag(), None))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(anext(ag(), None))))
-        results.append(attempt(lambda: (first)(anext(ag(), None))))
-        results.append(attempt(lambda: (list)(anext(ag(), None))))
-        results.append(attempt(lambda: (delegate)(anext(ag(), None))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_anext_of_an_own_iterator_with_a_default_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(anext(Own(), None))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(anext(Own(), None))))
-        results.append(attempt(lambda: (next)(anext(Own(), None))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(anext(Own(), None))))
-        results.append(attempt(lambda: (first)(anext(Own(), None))))
-        results.append(attempt(lambda: (list)(anext(Own(), None))))
-        results.append(attempt(lambda: (delegate)(anext(Own(), None))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_an_async_generator_expression_asend_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))((x async for x in ag()).asend(None))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))((x async for x in ag()).asend(None))))
-        results.append(attempt(lambda: (next)((x async for x in ag()).asend(None))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))((x async for x in ag()).asend(None))))
-        results.append(attempt(lambda: (first)((x async for x in ag()).asend(None))))
-        results.append(attempt(lambda: (list)((x async for x in ag()).asend(None))))
-        results.append(attempt(lambda: (delegate)((x async for x in ag()).asend(None))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_a_task_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(asyncio.create_task(f()))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(asyncio.create_task(f()))))
-        results.append(attempt(lambda: (next)(asyncio.create_task(f()))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(asyncio.create_task(f()))))
-        results.append(attempt(lambda: (first)(asyncio.create_task(f()))))
-        results.append(attempt(lambda: (list)(asyncio.create_task(f()))))
-        results.append(attempt(lambda: (delegate)(asyncio.create_task(f()))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_asyncio_sleep_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(asyncio.sleep(0.5))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(asyncio.sleep(0.5))))
-        results.append(attempt(lambda: (next)(asyncio.sleep(0.5))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(asyncio.sleep(0.5))))
-        results.append(attempt(lambda: (first)(asyncio.sleep(0.5))))
-        results.append(attempt(lambda: (list)(asyncio.sleep(0.5))))
-        results.append(attempt(lambda: (delegate)(asyncio.sleep(0.5))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_gather_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(asyncio.gather(f()))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(asyncio.gather(f()))))
-        results.append(attempt(lambda: (next)(asyncio.gather(f()))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(asyncio.gather(f()))))
-        results.append(attempt(lambda: (first)(asyncio.gather(f()))))
-        results.append(attempt(lambda: (list)(asyncio.gather(f()))))
-        results.append(attempt(lambda: (delegate)(asyncio.gather(f()))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
-        "driving_wait_for_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(asyncio.wait_for(f(), 1))))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(asyncio.wait_for(f(), 1))))
-        results.append(attempt(lambda: (next)(asyncio.wait_for(f(), 1))))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(asyncio.wait_for(f(), 1))))
-        results.append(attempt(lambda: (first)(asyncio.wait_for(f(), 1))))
-        results.append(attempt(lambda: (list)(asyncio.wait_for(f(), 1))))
-        results.append(attempt(lambda: (delegate)(asyncio.wait_for(f(), 1))))
-        return results
-        """,
-        Value(
-            [
-                "no such method",
-                "no such method",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-                "not iterable",
-            ]
-        ),
-    ),
-    case(
+    driven_by_hand("driving_a_task_by_hand", "asyncio.create_task(f())", UNDRIVABLE),
+    driven_by_hand("driving_asyncio_sleep_by_hand", "asyncio.sleep(0.5)", UNDRIVABLE),
+    driven_by_hand("driving_gather_by_hand", "asyncio.gather(f())", UNDRIVABLE),
+    driven_by_hand("driving_wait_for_by_hand", "asyncio.wait_for(f(), 1)", UNDRIVABLE),
+    driven_by_hand(
         "driving_a_tool_call_by_hand",
-        """
-        import asyncio
-        async def f():
-            await asyncio.sleep(0.5)
-        async def ag():
-            await asyncio.sleep(0.5)
-            yield 1
-        class Own:
-            def __aiter__(self):
-                return self
-            async def __anext__(self):
-                await asyncio.sleep(0.5)
-                return 1
-        def attempt(drive):
-            try:
-                got = drive()
-            except AttributeError as e:  # the sandbox's refusal is one too
-                return "forbidden" if "is not allowed" in str(e) else "no such method"
-            except TypeError:
-                return "not iterable"
-            return "DROVE " + str(got)[:40]
-        def first(x):
-            for item in x:
-                return item
-        def delegate(x):
-            def gen():
-                yield from x
-            return next(gen())
-        results = []
-        results.append(attempt(lambda: (lambda x: x.send(None))(echo())))
-        results.append(attempt(lambda: (lambda x: x.throw(ValueError))(echo())))
-        results.append(attempt(lambda: (next)(echo())))
-        results.append(attempt(lambda: (lambda x: next(iter(x)))(echo())))
-        results.append(attempt(lambda: (first)(echo())))
-        results.append(attempt(lambda: (list)(echo())))
-        results.append(attempt(lambda: (delegate)(echo())))
-        return results
-        """,
+        "echo()",
         raised(
             "NotAwaitedError",
             "a call was never awaited, so it never ran: `echo(...)` must be awaited: write `await echo(...)`",
@@ -1503,21 +842,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_the_event_loop_stays_out_of_reach(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """No loop, Future or Task of the host is reachable, and nothing of a run outlives it."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_the_event_loop_stays_out_of_reach = runs(
+    CASES, "No loop, Future or Task of the host is reachable, and nothing of a run outlives it."
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 # -- tasks and async generators that swallow their cancellation end with the run -----------------------------------

@@ -9,28 +9,7 @@ Every case states its exact outcome (see `redteam_kit`); both isolation modes ru
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import pytest
-from redteam_kit import (
-    BUDGET,
-    WALL,
-    Case,
-    assert_unique,
-    assert_works_in_cpython,
-    case,
-    check,
-    controls,
-    guard,
-    params,
-    policy,
-    raised,
-)
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from sandbox import Sandbox
+from redteam_kit import BUDGET, WALL, case, guard, names_are_unique, policy, raised, runs, works_in_cpython
 
 CASES = [
     case(
@@ -284,20 +263,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_builtins_and_guards_cannot_be_replaced(
-    sb: Sandbox, case: Case, isolation: str, host_secret: str
-) -> None:
-    """The guard names cannot be rebound, and no code-evaluating or scope-reading builtin exists."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_builtins_and_guards_cannot_be_replaced = runs(
+    CASES, "The guard names cannot be rebound, and no code-evaluating or scope-reading builtin exists."
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)

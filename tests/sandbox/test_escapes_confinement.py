@@ -18,18 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from redteam_kit import (
-    Case,
-    assert_unique,
-    assert_works_in_cpython,
-    case,
-    check,
-    controls,
-    guard,
-    params,
-    policy,
-    raised,
-)
+from redteam_kit import case, guard, names_are_unique, policy, raised, runs, works_in_cpython
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
@@ -241,21 +230,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_the_os_is_out_of_reach(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """No file, process, socket or environment variable of the host is reachable from the code."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_the_os_is_out_of_reach = runs(
+    CASES, "No file, process, socket or environment variable of the host is reachable from the code."
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 # -- G: the worker process itself --------------------------------------------------------------------------------

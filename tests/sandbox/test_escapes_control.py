@@ -8,28 +8,9 @@ Every case states its exact outcome (see `redteam_kit`); both isolation modes ru
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import pytest
-from redteam_kit import (
-    BUDGET,
-    CALLS,
-    WALL,
-    Case,
-    Value,
-    assert_unique,
-    case,
-    check,
-    limit,
-    params,
-    policy,
-    raised,
-)
+from redteam_kit import BUDGET, CALLS, WALL, Value, case, limit, names_are_unique, policy, raised, runs
 
 from sandbox import Limits
-
-if TYPE_CHECKING:
-    from sandbox import Sandbox
 
 CASES = [
     case(
@@ -642,14 +623,5 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_control_flow_cannot_outlive_the_limits(
-    sb: Sandbox, case: Case, isolation: str, host_secret: str
-) -> None:
-    """Exits end only the run, and no swallowing outlives a limit."""
-    await check(sb, case, isolation, host_secret)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_control_flow_cannot_outlive_the_limits = runs(CASES, "Exits end only the run, and no swallowing outlives a limit.")
+test_case_names_are_unique = names_are_unique(CASES)

@@ -8,28 +8,7 @@ Every case states its exact outcome (see `redteam_kit`); both isolation modes ru
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import pytest
-from redteam_kit import (
-    BUDGET,
-    Case,
-    Value,
-    assert_unique,
-    assert_works_in_cpython,
-    case,
-    check,
-    controls,
-    guard,
-    params,
-    policy,
-    raised,
-)
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from sandbox import Sandbox
+from redteam_kit import BUDGET, Value, case, guard, names_are_unique, policy, raised, runs, works_in_cpython
 
 CASES = [
     case(
@@ -288,18 +267,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_frames_and_code_objects_are_refused(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """No frame, code object or function internal is reachable, by attribute or by `getattr`."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_frames_and_code_objects_are_refused = runs(
+    CASES, "No frame, code object or function internal is reachable, by attribute or by `getattr`."
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)

@@ -17,18 +17,16 @@ from redteam_kit import (
     BUDGET,
     INLINE,
     QUICK,
-    Case,
     MiB,
     Value,
     assert_outcome,
     assert_still_works,
-    assert_unique,
     case,
-    check,
     guard,
-    params,
+    names_are_unique,
     raised,
     run,
+    runs,
 )
 
 if TYPE_CHECKING:
@@ -720,15 +718,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_only_plain_data_crosses(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """Only plain data crosses the boundary, and proxies hide the host."""
-    await check(sb, case, isolation, host_secret)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_only_plain_data_crosses = runs(CASES, "Only plain data crosses the boundary, and proxies hide the host.")
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 # -- copies in both directions, and host functions driven by hand ----------------------------------------------

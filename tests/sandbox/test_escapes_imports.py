@@ -20,22 +20,18 @@ from redteam_kit import (
     HostKit,
     Value,
     assert_outcome,
-    assert_unique,
-    assert_works_in_cpython,
     case,
-    check,
-    controls,
     guard,
     limit,
-    params,
+    names_are_unique,
     policy,
     raised,
     run,
+    runs,
+    works_in_cpython,
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from sandbox import Sandbox
 
 _LYING_PATTERN = """
@@ -48,6 +44,17 @@ ZERO_DIVISION = (
     'Traceback (most recent call last):\n  File "<code>", line 3, in <module>\nZeroDivisionError: division by zero\n'
 )
 """`traceback.format_exc()` of `1 / 0` on line 3: the code's own frame, no host path."""
+
+
+def refused_import(module: str, *, control: bool = True) -> Case:
+    """`import module` is refused by the import guard; with `control`, it works in plain CPython."""
+    return case(
+        f"import_{module}",
+        f"import {module}\nreturn 'PW' + 'NED'",
+        guard(f"`import {module}` is not allowed"),
+        control=control,
+    )
+
 
 CASES = [
     case(
@@ -68,86 +75,9 @@ CASES = [
         raised("AttributeError", "module 'sys' has no attribute 'modules' in the sandbox"),
         control=True,
     ),
-    case(
-        "import_subprocess",
-        """
-        import subprocess
-        return 'PW' + 'NED'
-        """,
-        guard("`import subprocess` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_socket",
-        """
-        import socket
-        return 'PW' + 'NED'
-        """,
-        guard("`import socket` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_ctypes",
-        """
-        import ctypes
-        return 'PW' + 'NED'
-        """,
-        guard("`import ctypes` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_importlib",
-        """
-        import importlib
-        return 'PW' + 'NED'
-        """,
-        guard("`import importlib` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_pickle",
-        """
-        import pickle
-        return 'PW' + 'NED'
-        """,
-        guard("`import pickle` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_marshal",
-        """
-        import marshal
-        return 'PW' + 'NED'
-        """,
-        guard("`import marshal` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_gc",
-        """
-        import gc
-        return 'PW' + 'NED'
-        """,
-        guard("`import gc` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_inspect",
-        """
-        import inspect
-        return 'PW' + 'NED'
-        """,
-        guard("`import inspect` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_threading",
-        """
-        import threading
-        return 'PW' + 'NED'
-        """,
-        guard("`import threading` is not allowed"),
-        control=True,
+    *(
+        refused_import(module)
+        for module in "subprocess socket ctypes importlib pickle marshal gc inspect threading".split()
     ),
     case(
         "import__thread",
@@ -176,159 +106,20 @@ CASES = [
         guard("`import builtins` is not allowed"),
         control=True,
     ),
-    case(
-        "import_asyncio_subprocess",
-        """
-        import asyncio.subprocess
-        return 'PW' + 'NED'
-        """,
-        guard("`import asyncio.subprocess` is not allowed"),
-        control=True,
+    *(
+        case(
+            f"import_asyncio_{name}",
+            f"""
+            import asyncio.{name}
+            return 'PW' + 'NED'
+            """,
+            guard(f"`import asyncio.{name}` is not allowed"),
+            control=True,
+        )
+        for name in ("subprocess", "base_events", "events")
     ),
-    case(
-        "import_asyncio_base_events",
-        """
-        import asyncio.base_events
-        return 'PW' + 'NED'
-        """,
-        guard("`import asyncio.base_events` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_asyncio_events",
-        """
-        import asyncio.events
-        return 'PW' + 'NED'
-        """,
-        guard("`import asyncio.events` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_types",
-        """
-        import types
-        return 'PW' + 'NED'
-        """,
-        guard("`import types` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_pathlib",
-        """
-        import pathlib
-        return 'PW' + 'NED'
-        """,
-        guard("`import pathlib` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_shutil",
-        """
-        import shutil
-        return 'PW' + 'NED'
-        """,
-        guard("`import shutil` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_tempfile",
-        """
-        import tempfile
-        return 'PW' + 'NED'
-        """,
-        guard("`import tempfile` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_multiprocessing",
-        """
-        import multiprocessing
-        return 'PW' + 'NED'
-        """,
-        guard("`import multiprocessing` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_signal",
-        """
-        import signal
-        return 'PW' + 'NED'
-        """,
-        guard("`import signal` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_codecs",
-        """
-        import codecs
-        return 'PW' + 'NED'
-        """,
-        guard("`import codecs` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_posix",
-        """
-        import posix
-        return 'PW' + 'NED'
-        """,
-        guard("`import posix` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_pty",
-        """
-        import pty
-        return 'PW' + 'NED'
-        """,
-        guard("`import pty` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_fcntl",
-        """
-        import fcntl
-        return 'PW' + 'NED'
-        """,
-        guard("`import fcntl` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_resource",
-        """
-        import resource
-        return 'PW' + 'NED'
-        """,
-        guard("`import resource` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_mmap",
-        """
-        import mmap
-        return 'PW' + 'NED'
-        """,
-        guard("`import mmap` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_select",
-        """
-        import select
-        return 'PW' + 'NED'
-        """,
-        guard("`import select` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_ssl",
-        """
-        import ssl
-        return 'PW' + 'NED'
-        """,
-        guard("`import ssl` is not allowed"),
-        control=True,
-    ),
+    *(refused_import(module) for module in "types pathlib shutil tempfile multiprocessing signal codecs".split()),
+    *(refused_import(module) for module in "posix pty fcntl resource mmap select ssl".split()),
     case(
         "import_urllib_request",
         """
@@ -374,83 +165,8 @@ CASES = [
         raised("AttributeError", "module 'traceback' has no attribute 'extract_stack' in the sandbox"),
         control=True,
     ),
-    case(
-        "import_weakref",
-        """
-        import weakref
-        return 'PW' + 'NED'
-        """,
-        guard("`import weakref` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_copyreg",
-        """
-        import copyreg
-        return 'PW' + 'NED'
-        """,
-        guard("`import copyreg` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_sysconfig",
-        """
-        import sysconfig
-        return 'PW' + 'NED'
-        """,
-        guard("`import sysconfig` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_site",
-        """
-        import site
-        return 'PW' + 'NED'
-        """,
-        guard("`import site` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_platform",
-        """
-        import platform
-        return 'PW' + 'NED'
-        """,
-        guard("`import platform` is not allowed"),
-        control=True,
-    ),
-    case(
-        "import_sandbox",
-        """
-        import sandbox
-        return 'PW' + 'NED'
-        """,
-        guard("`import sandbox` is not allowed"),
-    ),
-    case(
-        "import_RestrictedPython",
-        """
-        import RestrictedPython
-        return 'PW' + 'NED'
-        """,
-        guard("`import RestrictedPython` is not allowed"),
-    ),
-    case(
-        "import_anyio",
-        """
-        import anyio
-        return 'PW' + 'NED'
-        """,
-        guard("`import anyio` is not allowed"),
-    ),
-    case(
-        "import_codemode",
-        """
-        import codemode
-        return 'PW' + 'NED'
-        """,
-        guard("`import codemode` is not allowed"),
-    ),
+    *(refused_import(module) for module in "weakref copyreg sysconfig site platform".split()),
+    *(refused_import(module, control=False) for module in "sandbox RestrictedPython anyio codemode".split()),
     case(
         "import_json_tool",
         """
@@ -496,86 +212,27 @@ CASES = [
         raised("ImportError", "cannot import name 'events' from '<unknown module name>' (unknown location)"),
         control=True,
     ),
-    case(
-        "from_asyncio_import_tasks",
-        """
-        from asyncio import tasks
-        return str(tasks) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'tasks' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_base_events",
-        """
-        from asyncio import base_events
-        return str(base_events) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'base_events' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_futures",
-        """
-        from asyncio import futures
-        return str(futures) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'futures' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_streams",
-        """
-        from asyncio import streams
-        return str(streams) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'streams' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_unix_events",
-        """
-        from asyncio import unix_events
-        return str(unix_events) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'unix_events' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_coroutines",
-        """
-        from asyncio import coroutines
-        return str(coroutines) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'coroutines' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_runners",
-        """
-        from asyncio import runners
-        return str(runners) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'runners' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_selector_events",
-        """
-        from asyncio import selector_events
-        return str(selector_events) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'selector_events' from '<unknown module name>' (unknown location)"),
-        control=True,
-    ),
-    case(
-        "from_asyncio_import_threads",
-        """
-        from asyncio import threads
-        return str(threads) + 'PW' + 'NED'
-        """,
-        raised("ImportError", "cannot import name 'threads' from '<unknown module name>' (unknown location)"),
-        control=True,
+    *(
+        case(
+            f"from_asyncio_import_{name}",
+            f"""
+            from asyncio import {name}
+            return str({name}) + 'PW' + 'NED'
+            """,
+            raised("ImportError", f"cannot import name '{name}' from '<unknown module name>' (unknown location)"),
+            control=True,
+        )
+        for name in (
+            "tasks",
+            "base_events",
+            "futures",
+            "streams",
+            "unix_events",
+            "coroutines",
+            "runners",
+            "selector_events",
+            "threads",
+        )
     ),
     case(
         "time_sleep_blocks_the_loop",
@@ -850,30 +507,7 @@ CASES = [
         """,
         raised("AttributeError", "module 'logging' has no attribute 'root' in the sandbox"),
     ),
-    case(
-        "import_sqlite3",
-        """
-        import sqlite3
-        return 'PW' + 'NED'
-        """,
-        guard("`import sqlite3` is not allowed"),
-    ),
-    case(
-        "import_glob",
-        """
-        import glob
-        return 'PW' + 'NED'
-        """,
-        guard("`import glob` is not allowed"),
-    ),
-    case(
-        "import_zipfile",
-        """
-        import zipfile
-        return 'PW' + 'NED'
-        """,
-        guard("`import zipfile` is not allowed"),
-    ),
+    *(refused_import(module, control=False) for module in "sqlite3 glob zipfile".split()),
     case(
         "import_concurrent_futures",
         """
@@ -1679,21 +1313,11 @@ CASES += [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_imports_reach_only_facades(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """Each import or module attribute gives a facade member or its exact refusal."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_imports_reach_only_facades = runs(
+    CASES, "Each import or module attribute gives a facade member or its exact refusal."
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 class _Recorder(logging.Handler):

@@ -8,28 +8,7 @@ Every case states its exact outcome (see `redteam_kit`); both isolation modes ru
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import pytest
-from redteam_kit import (
-    BUDGET,
-    Case,
-    Value,
-    assert_unique,
-    assert_works_in_cpython,
-    case,
-    check,
-    controls,
-    guard,
-    params,
-    policy,
-    raised,
-)
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from sandbox import Sandbox
+from redteam_kit import BUDGET, Value, case, guard, names_are_unique, policy, raised, runs, works_in_cpython
 
 CASES = [
     case(
@@ -275,185 +254,37 @@ CASES = [
         """,
         guard("`.__reduce_ex__` is not allowed"),
     ),
-    case(
-        "class_body_defines_set_name",
-        """
-        class X:
-            def __set_name__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__set_name__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_init_subclass",
-        """
-        class X:
-            def __init_subclass__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__init_subclass__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_class_getitem",
-        """
-        class X:
-            def __class_getitem__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__class_getitem__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_getattribute",
-        """
-        class X:
-            def __getattribute__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__getattribute__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_setattr",
-        """
-        class X:
-            def __setattr__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__setattr__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_delattr",
-        """
-        class X:
-            def __delattr__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__delattr__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_reduce_ex",
-        """
-        class X:
-            def __reduce_ex__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__reduce_ex__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_reduce",
-        """
-        class X:
-            def __reduce__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__reduce__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_deepcopy",
-        """
-        class X:
-            def __deepcopy__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__deepcopy__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_copy",
-        """
-        class X:
-            def __copy__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__copy__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_await",
-        """
-        class X:
-            def __await__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__await__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_instancecheck",
-        """
-        class X:
-            def __instancecheck__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__instancecheck__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_subclasshook",
-        """
-        class X:
-            def __subclasshook__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__subclasshook__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_getstate",
-        """
-        class X:
-            def __getstate__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__getstate__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_setstate",
-        """
-        class X:
-            def __setstate__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__setstate__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_dir",
-        """
-        class X:
-            def __dir__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__dir__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_get",
-        """
-        class X:
-            def __get__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__get__` is a reserved name"),
-    ),
-    case(
-        "class_body_defines_set",
-        """
-        class X:
-            def __set__(self, *args):
-                return 'PW' + 'NED'
-        return 'PW' + 'NED'
-        """,
-        policy("`__set__` is a reserved name"),
+    *(
+        case(
+            f"class_body_defines_{name}",
+            f"""
+            class X:
+                def __{name}__(self, *args):
+                    return 'PW' + 'NED'
+            return 'PW' + 'NED'
+            """,
+            policy(f"`__{name}__` is a reserved name"),
+        )
+        for name in (
+            "set_name",
+            "init_subclass",
+            "class_getitem",
+            "getattribute",
+            "setattr",
+            "delattr",
+            "reduce_ex",
+            "reduce",
+            "deepcopy",
+            "copy",
+            "await",
+            "instancecheck",
+            "subclasshook",
+            "getstate",
+            "setstate",
+            "dir",
+            "get",
+            "set",
+        )
     ),
     case(
         "class_body_assigns_match_args",
@@ -859,18 +690,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_introspection_is_refused_by_name(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """No path from an object reaches the class hierarchy, globals or a class hook; each refusal names the attribute."""
-    await check(sb, case, isolation, host_secret)
-
-
-@pytest.mark.parametrize("case", controls(CASES))
-async def test_attack_works_in_plain_cpython(case: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    await assert_works_in_cpython(case, tmp_path)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_introspection_is_refused_by_name = runs(
+    CASES,
+    "No path from an object reaches the class hierarchy, globals or a class hook; each refusal names the attribute.",
+)
+test_attack_works_in_plain_cpython = works_in_cpython(CASES)
+test_case_names_are_unique = names_are_unique(CASES)

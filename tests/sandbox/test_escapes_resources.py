@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import TYPE_CHECKING
 
 import pytest
 from redteam_kit import (
@@ -22,22 +21,17 @@ from redteam_kit import (
     RESULT,
     WALL,
     WALL_UNSIZED,
-    Case,
     Value,
-    assert_unique,
     case,
-    check,
     limit,
-    params,
+    names_are_unique,
     policy,
     raised,
+    runs,
     syntax,
 )
 
 from sandbox import Limits
-
-if TYPE_CHECKING:
-    from sandbox import Sandbox
 
 SIZE_CAP = "the limit is 10,000,000"
 """The default `max_size`, in its refusal."""
@@ -1312,30 +1306,13 @@ CASES = [
         "return len(list(range(2_000_000)))",
         limit("memory", "this would create a collection of length of about 2,000,000", "MemoryError"),
     ),
-    case(
-        "list_real_is_not_an_attribute",
-        "return len(list.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'list' has no attribute 'real'"),
-    ),
-    case(
-        "tuple_real_is_not_an_attribute",
-        "return len(tuple.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'tuple' has no attribute 'real'"),
-    ),
-    case(
-        "set_real_is_not_an_attribute",
-        "return len(set.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'set' has no attribute 'real'"),
-    ),
-    case(
-        "frozenset_real_is_not_an_attribute",
-        "return len(frozenset.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'frozenset' has no attribute 'real'"),
-    ),
-    case(
-        "bytearray_real_is_not_an_attribute",
-        "return len(bytearray.real(range(2_000_000)))",
-        raised("AttributeError", "type object 'bytearray' has no attribute 'real'"),
+    *(
+        case(
+            f"{name}_real_is_not_an_attribute",
+            f"return len({name}.real(range(2_000_000)))",
+            raised("AttributeError", f"type object '{name}' has no attribute 'real'"),
+        )
+        for name in ("list", "tuple", "set", "frozenset", "bytearray")
     ),
     case(
         "getattr_finds_no_real_either",
@@ -1451,15 +1428,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_resources_are_bounded(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """Each bomb is stopped by its limit, named in the error."""
-    await check(sb, case, isolation, host_secret)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_resources_are_bounded = runs(CASES, "Each bomb is stopped by its limit, named in the error.")
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 # -- inline memory past the size caps: run in a child whose address space is capped, so the host test survives ----

@@ -9,14 +9,7 @@ which the guard does not hand out. Every case states its exact outcome (see `red
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import pytest
-from redteam_kit import Case, Value, assert_unique, case, check, guard, params, policy, raised
-
-if TYPE_CHECKING:
-    from sandbox import Sandbox
-
+from redteam_kit import Value, case, guard, names_are_unique, policy, raised, runs
 
 _FRAME_WALK = """
     def gen():
@@ -258,14 +251,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_patterns_and_exceptions_read_through_the_guard(
-    sb: Sandbox, case: Case, isolation: str, host_secret: str
-) -> None:
-    """Each technique is refused by the layer named in its outcome, or yields exactly the safe value."""
-    await check(sb, case, isolation, host_secret)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_patterns_and_exceptions_read_through_the_guard = runs(
+    CASES, "Each technique is refused by the layer named in its outcome, or yields exactly the safe value."
+)
+test_case_names_are_unique = names_are_unique(CASES)

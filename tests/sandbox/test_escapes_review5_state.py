@@ -9,13 +9,7 @@ left behind for the next run (and, inline, the host). Every case states its exac
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import pytest
-from redteam_kit import Case, Value, assert_unique, case, check, guard, limit, params, raised
-
-if TYPE_CHECKING:
-    from sandbox import Sandbox
+from redteam_kit import Value, case, guard, limit, names_are_unique, raised, runs
 
 _SUPER_OWN = "`super(...)` works in the sandbox only inside the code's own classes"
 _OWN_INSTANCES = "works only on an instance of the code's own class"
@@ -199,12 +193,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_super_inheritance_and_shared_state(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """Each technique is refused by the layer named in its outcome, or yields exactly the safe value."""
-    await check(sb, case, isolation, host_secret)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_super_inheritance_and_shared_state = runs(
+    CASES, "Each technique is refused by the layer named in its outcome, or yields exactly the safe value."
+)
+test_case_names_are_unique = names_are_unique(CASES)

@@ -28,17 +28,15 @@ from redteam_kit import (
     BOTH,
     BUDGET,
     QUICK,
-    Case,
     Outcome,
     Value,
     assert_outcome,
-    assert_unique,
     case,
-    check,
     guard,
-    params,
+    names_are_unique,
     raised,
     run,
+    runs,
 )
 
 if TYPE_CHECKING:
@@ -319,15 +317,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "isolation"), params(CASES))
-async def test_state_stays_in_its_run(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
-    """Each attempt to change shared state is refused, or changes only the run's own copy."""
-    await check(sb, case, isolation, host_secret)
-
-
-def test_case_names_are_unique() -> None:
-    """Each case has its own name, so a test id names one technique."""
-    assert_unique(CASES)
+test_state_stays_in_its_run = runs(
+    CASES, "Each attempt to change shared state is refused, or changes only the run's own copy."
+)
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 # -- the next run and the host see a fresh world ------------------------------------------------------------------

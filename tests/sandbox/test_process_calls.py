@@ -142,3 +142,13 @@ return [len(s) for s in sizes]
         result = await sb.run(code, functions={"echo": lambda text: text * 2})
     assert result.error is None, result.error
     assert result.value == [2 * (200_000 + len(str(i))) for i in range(20)]
+
+
+async def test_an_argument_of_millions_of_commas_inside_a_string_arrives_whole(sb: Sandbox) -> None:
+    """2,100,000 commas (more than a frame's values) between escaped backslashes and quotes: not values."""
+
+    def size(text: str) -> int:
+        return len(text)
+
+    result = await sb.run("""return await size('\\\\",' * 2_100_000)""", functions={"size": size})
+    assert (result.error, result.value) == (None, 6_300_000)

@@ -20,15 +20,17 @@ from sandbox._budgets import OUTPUT_MARKER
 from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
 from sandbox._distrust import IDLE_CPU, cpu_seconds
+from sandbox._pipe import MAX_UNREAD, MAX_VALUES
 from sandbox._process import WorkerProcess
-from sandbox.limits import calls_message, output_message
+from sandbox.limits import calls_message, output_message, timeout_message
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 HOSTILE = r"""
-import asyncio, gc
+import asyncio, gc, time
 from sandbox import _compile, _worker
+from sandbox._protocol import HEADER, encode
 from sandbox._hostcall import Call, HostFailure
 
 class Hostile(_worker.Worker):
@@ -71,6 +73,19 @@ class Hostile(_worker.Worker):
         if name == "persist":
             Hostile.kept = "SPOOFED"
             return self.done(run_id, {"value": "installed"})
+        if name == "unread":  # 40 calls at once, then never a read of the replies
+            frames = [encode({"t": "call", "run": run_id, "id": i + 1, "fn": "page", "args": []}) for i in range(40)]
+            self.write(b"".join(frames))
+            time.sleep(30)
+        if name == "overflow":  # valid JSON numbers that no float holds, and a count below zero
+            payload = b'{"t":"done","run":%d,"result":{"value":1,"duration":1%s,"calls":-7}}' % (run_id, b"0" * 400)
+            self.end_run()
+            return self.write(HEADER.pack(len(payload)) + payload)
+        if name in ("lists", "strings"):  # a call frame of more values than any honest one: 6 or 10 MiB of them
+            values = b"[]," * 2_100_000 if name == "lists" else b'"ab",' * 2_100_000
+            payload = b'{"t":"call","run":%d,"id":1,"fn":"nope","args":[%s0]}' % (run_id, values)
+            self.write(HEADER.pack(len(payload)) + payload)
+            return self.done(run_id, {"value": "sent"})
         if name == "cache":
             sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
             return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
@@ -96,6 +111,7 @@ def pid(sb: Sandbox) -> int:
     return worker.process.pid
 
 
+MiB = 1024 * 1024
 SMALL = Limits(timeout=5.0, result=1024, output=1024, variables=1024)
 
 
@@ -213,6 +229,49 @@ async def test_a_worker_spinning_after_its_run_is_stopped_by_its_cpu_rlimit() ->
         with anyio.fail_after(40):
             await worker.process.wait()
         assert worker.process.returncode == -signal.SIGXCPU
+
+
+async def test_a_worker_that_never_reads_its_replies_gets_no_more_of_its_calls_answered() -> None:
+    """40 calls of a 1 MiB function, then no read: the host answers until `MAX_UNREAD` waits unread, then stops."""
+    served = 0
+
+    def page() -> str:
+        nonlocal served
+        served += 1
+        return "x" * MiB
+
+    async with hostile(Limits(timeout=1.0)) as sb:
+        result = await sb.run("#hostile unread", functions={"page": page})
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == (
+        "timeout",
+        timeout_message(1.0, " in one long operation (a slow regular expression?)"),
+    )
+    assert served <= MAX_UNREAD // MiB + 1  # all 40 without the bound: 40 MiB held for a worker that reads none
+
+
+async def test_a_done_frame_with_numbers_out_of_range_is_read_without_raising() -> None:
+    """`duration` of 10**400 (`float()` of it raises `OverflowError`) and `calls` of -7: zero, never an exception."""
+    async with hostile(SMALL) as sb:
+        result = await sb.run("#hostile overflow")
+        assert (result.value, result.error, result.duration, result.calls) == (1, None, 0.0, 0)
+        assert (await sb.run("return 7")).value == 7
+
+
+@pytest.mark.parametrize("values", ["lists", "strings"])
+async def test_a_frame_of_more_values_than_an_honest_worker_sends_is_refused_before_it_is_parsed(values: str) -> None:
+    """2,100,000 `[]` or `"ab"` in one call frame (28 and 12 times their size once parsed): `crashed`, unparsed."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run(f"#hostile {values}")
+        assert result.error is not None
+        refused = f"a frame of more than {MAX_VALUES:,} values"
+        assert (result.error.kind, result.error.message) == (
+            "crashed",
+            f"the worker process broke the protocol ({refused}); it was replaced and the code stopped",
+        )
+        assert (await sb.run("return 8")).value == 8
+        assert pid(sb) != before
 
 
 async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:

@@ -16,10 +16,9 @@ pytest.importorskip("agents")
 
 import httpx2
 from agents import Agent, OpenAIResponsesModel, Runner, RunState, set_tracing_disabled
-from approval_shop import SECRET, make_shop
+from approval_shop import DENIABLE_CODE, REFUND_ASKED, REFUND_CODE, REFUNDED, TWICE_CODE, make_shop
 from openai import AsyncOpenAI
 
-from codemode import CodeMode, Policy
 from codemode.integrations.openai_agents import CodeModeTool, code_tool
 
 if TYPE_CHECKING:
@@ -27,18 +26,9 @@ if TYPE_CHECKING:
 
     from approval_shop import Shop
 
-set_tracing_disabled(True)
+    from codemode import CodeMode
 
-CODE = 'order = await tools.get_order(order_id="A1")\nreturn await tools.refund(order_id="A1", amount=order["total"])'
-DENIABLE = """
-order = await tools.get_order(order_id="A1")
-try:
-    await tools.refund(order_id="A1", amount=order["total"])
-except ToolError as error:
-    print("refund failed:", error)
-"""
-TWICE = 'await tools.delete_order(order_id="A1")\nreturn await tools.delete_order(order_id="B2")'
-REFUNDED = 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+set_tracing_disabled(True)
 
 
 @dataclass
@@ -89,7 +79,7 @@ def shop() -> Shop:
 
 @pytest.fixture
 async def cm(shop: Shop) -> AsyncIterator[CodeMode]:
-    async with CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as code_mode:
+    async with shop.code_mode() as code_mode:
         yield code_mode
 
 
@@ -97,21 +87,14 @@ async def test_a_paused_run_interrupts_the_agent_run_and_an_approval_makes_the_c
     shop: Shop, cm: CodeMode
 ) -> None:
     """`result.interruptions` holds the `code` call; `decide(approved=True)` and `Runner.run(agent, state)` finish."""
-    server, tool = ResponsesServer(CODE), code_tool(cm)
+    server, tool = ResponsesServer(REFUND_CODE), code_tool(cm)
     agent = server.agent(tool)
     paused = await Runner.run(agent, "Refund order A1.")
     (item,) = paused.interruptions
     shown = tool.paused(item)
     assert shown is not None
-    assert (shown["tool"], shown["arguments"], shown["reason"]) == ("refund", {"order_id": "A1", "amount": 150.0}, None)
-    assert shown["calls"] == [
-        {
-            "tool": "get_order",
-            "arguments": {"order_id": "A1"},
-            "ok": True,
-            "result": {"order_id": "A1", "total": 150.0, "email": "a1@example.com"},
-        }
-    ]
+    record = shown["codemode/approval"]
+    assert shown == {"codemode/approval": record, "id": record["signature"][:16], **REFUND_ASKED}
     assert shop.made == {"get_order": 1, "get_order:A1": 1}
 
     state = paused.to_state()
@@ -126,7 +109,7 @@ async def test_a_paused_run_interrupts_the_agent_run_and_an_approval_makes_the_c
 
 async def test_a_denial_reaches_the_code_as_a_tool_error_it_handles(shop: Shop, cm: CodeMode) -> None:
     """`decide(approved=False, reason=...)`: the code catches the `ToolError`, and the model reads its output."""
-    server, tool = ResponsesServer(DENIABLE), code_tool(cm)
+    server, tool = ResponsesServer(DENIABLE_CODE), code_tool(cm)
     agent = server.agent(tool)
     paused = await Runner.run(agent, "Refund order A1.")
     state = paused.to_state()
@@ -139,15 +122,15 @@ async def test_a_denial_reaches_the_code_as_a_tool_error_it_handles(shop: Shop, 
 async def test_an_approval_after_a_restart_resumes_from_the_saved_run_state_and_paused_run() -> None:
     """`RunState.to_string()` and `paused(item)` saved; a new shop, `CodeMode`, tool and agent make the refund."""
     first = make_shop()
-    async with CodeMode(first.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with first.code_mode() as cm:
         tool = code_tool(cm)
-        paused = await Runner.run(ResponsesServer(CODE).agent(tool), "Refund order A1.")
+        paused = await Runner.run(ResponsesServer(REFUND_CODE).agent(tool), "Refund order A1.")
         saved = json.dumps({"run": paused.to_state().to_string(), "paused": tool.paused(paused.interruptions[0])})
 
     second = make_shop()
-    async with CodeMode(second.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm:
+    async with second.code_mode() as cm:
         tool = code_tool(cm)
-        agent = ResponsesServer(CODE).agent(tool)
+        agent = ResponsesServer(REFUND_CODE).agent(tool)
         data = json.loads(saved)
         state = await RunState.from_string(agent, data["run"])
         (item,) = state.get_interruptions()
@@ -160,7 +143,7 @@ async def test_an_approval_after_a_restart_resumes_from_the_saved_run_state_and_
 
 async def test_the_sdks_own_rejection_answers_the_model_and_does_not_resume_the_code(shop: Shop, cm: CodeMode) -> None:
     """`state.reject(item, rejection_message=...)` is the SDK's denial: the model reads the message, nothing runs."""
-    server, tool = ResponsesServer(DENIABLE), code_tool(cm)
+    server, tool = ResponsesServer(DENIABLE_CODE), code_tool(cm)
     agent = server.agent(tool)
     paused = await Runner.run(agent, "Refund order A1.")
     state = paused.to_state()
@@ -172,7 +155,7 @@ async def test_the_sdks_own_rejection_answers_the_model_and_does_not_resume_the_
 
 async def test_a_second_approval_in_a_resumed_run_is_not_made_and_the_model_reads_so(shop: Shop, cm: CodeMode) -> None:
     """The SDK interrupts only before an invocation: the second delete waits on nobody, so the model is told."""
-    server, tool = ResponsesServer(TWICE), code_tool(cm)
+    server, tool = ResponsesServer(TWICE_CODE), code_tool(cm)
     agent = server.agent(tool)
     paused = await Runner.run(agent, "Delete A1 and B2.")
     state = paused.to_state()
@@ -199,7 +182,7 @@ async def test_two_code_calls_of_one_response_interrupt_together_and_each_resume
     shop: Shop, cm: CodeMode
 ) -> None:
     """Parallel `code` calls give two interruptions; a denial and an approval each reach their own run."""
-    codes = {"call_a": 'return await tools.delete_order(order_id="A1")', "call_b": CODE}
+    codes = {"call_a": 'return await tools.delete_order(order_id="A1")', "call_b": REFUND_CODE}
     server, tool = ResponsesServer(codes), code_tool(cm)
     agent = server.agent(tool)
     paused = await Runner.run(agent, "Delete A1 and refund A1.")

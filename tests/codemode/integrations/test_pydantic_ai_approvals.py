@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from approval_shop import SECRET, make_shop
+from approval_shop import DENIABLE_CODE, REFUND_ASKED, REFUND_CODE, REFUNDED, TWICE_CODE, make_shop
 from pydantic import TypeAdapter
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
 from pydantic_ai.capabilities import HandleDeferredToolCalls
@@ -23,21 +23,11 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from codemode import ApprovalError, CodeMode, Policy
+from codemode import ApprovalError, CodeMode
 from codemode.integrations.pydantic_ai import CodeModeToolset, decide
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
-
-CODE = 'order = await tools.get_order(order_id="A1")\nreturn await tools.refund(order_id="A1", amount=order["total"])'
-DENIABLE = """
-order = await tools.get_order(order_id="A1")
-try:
-    await tools.refund(order_id="A1", amount=order["total"])
-except ToolError as error:
-    print("refund failed:", error)
-"""
-TWICE = 'await tools.delete_order(order_id="A1")\nreturn await tools.delete_order(order_id="B2")'
 
 
 TOOLS_SENT: list[str] = []
@@ -68,41 +58,28 @@ def agent_for(cm: CodeMode, code: str) -> Agent[None, str | DeferredToolRequests
     return Agent(one_code_call(code), toolsets=[CodeModeToolset(cm)], output_type=[str, DeferredToolRequests])
 
 
-def policy() -> Policy:
-    return Policy(secret=SECRET)
-
-
 async def test_a_paused_run_ends_with_deferred_tool_requests_and_an_approval_makes_the_call_once() -> None:
     """The run ends with the `code` call in `approvals`; `decide(..., True)` resumes: refund made, order replayed."""
     shop = make_shop()
     TOOLS_SENT.clear()
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
-        agent = agent_for(cm, CODE)
+    async with shop.code_mode() as cm:
+        agent = agent_for(cm, REFUND_CODE)
         paused = await agent.run("Refund order A1.")
         requests = paused.output
         assert isinstance(requests, DeferredToolRequests)
         assert [call.tool_call_id for call in requests.approvals] == ["call_1"]
-        shown = {k: v for k, v in requests.metadata["call_1"].items() if k != "codemode/approval"}
-        assert shown == {
-            "id": requests.metadata["call_1"]["codemode/approval"]["signature"][:16],
-            "tool": "refund",
-            "arguments": {"order_id": "A1", "amount": 150.0},
-            "reason": None,
-            "calls": [
-                {
-                    "tool": "get_order",
-                    "arguments": {"order_id": "A1"},
-                    "ok": True,
-                    "result": {"order_id": "A1", "total": 150.0, "email": "a1@example.com"},
-                }
-            ],
+        record = requests.metadata["call_1"]["codemode/approval"]
+        assert requests.metadata["call_1"] == {
+            "codemode/approval": record,
+            "id": record["signature"][:16],
+            **REFUND_ASKED,
         }
         assert shop.made == {"get_order": 1, "get_order:A1": 1}
 
         done = await agent.run(
             message_history=paused.all_messages(), deferred_tool_results=decide(requests, {"call_1": True})
         )
-    assert done.output == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n} [stubs]'
+    assert done.output == REFUNDED + " [stubs]"
     assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
     assert len(TOOLS_SENT) == 2
     assert len(set(TOOLS_SENT)) == 1  # the paused and the resumed run send the same `code` tool
@@ -111,8 +88,8 @@ async def test_a_paused_run_ends_with_deferred_tool_requests_and_an_approval_mak
 async def test_a_tool_denied_reaches_the_code_as_a_tool_error_it_handles() -> None:
     """`ToolDenied("ask finance")` through `decide`: the code catches the `ToolError` and prints the reason."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
-        agent = agent_for(cm, DENIABLE)
+    async with shop.code_mode() as cm:
+        agent = agent_for(cm, DENIABLE_CODE)
         paused = await agent.run("Refund order A1.")
         assert isinstance(paused.output, DeferredToolRequests)
         answers = decide(paused.output, {"call_1": ToolDenied("ask finance")})
@@ -124,19 +101,19 @@ async def test_a_tool_denied_reaches_the_code_as_a_tool_error_it_handles() -> No
 async def test_an_approval_after_a_restart_resumes_from_the_serialised_history_and_requests() -> None:
     """History and requests go through JSON; a new shop, `CodeMode` and `Agent` make the refund, nothing else."""
     first = make_shop()
-    async with CodeMode(first.catalog, isolation="inline", policy=policy()) as cm:
-        paused = await agent_for(cm, CODE).run("Refund order A1.")
+    async with first.code_mode() as cm:
+        paused = await agent_for(cm, REFUND_CODE).run("Refund order A1.")
     requests_json = TypeAdapter(DeferredToolRequests).dump_json(paused.output)  # type: ignore[arg-type]
     history_json = ModelMessagesTypeAdapter.dump_json(paused.all_messages())
 
     second = make_shop()  # a new process: new handlers, new counters
-    async with CodeMode(second.catalog, isolation="inline", policy=policy()) as cm:
+    async with second.code_mode() as cm:
         requests = TypeAdapter(DeferredToolRequests).validate_json(requests_json)
-        done = await agent_for(cm, CODE).run(
+        done = await agent_for(cm, REFUND_CODE).run(
             message_history=ModelMessagesTypeAdapter.validate_json(history_json),
             deferred_tool_results=decide(requests, {"call_1": True}),
         )
-    assert done.output == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n} [stubs]'
+    assert done.output == REFUNDED + " [stubs]"
     assert first.made["refund"] == 0
     assert second.made == {"refund": 1}
 
@@ -144,8 +121,8 @@ async def test_an_approval_after_a_restart_resumes_from_the_serialised_history_a
 async def test_a_resumed_run_that_needs_a_second_approval_defers_again_and_then_finishes() -> None:
     """Two calls needing approval in one run: two deferrals of the same `code` call, each answered with `decide`."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
-        agent = agent_for(cm, TWICE)
+    async with shop.code_mode() as cm:
+        agent = agent_for(cm, TWICE_CODE)
         run = await agent.run("Delete A1 and B2.")
         asked: list[Any] = []
         while isinstance(run.output, DeferredToolRequests):
@@ -160,19 +137,19 @@ async def test_a_resumed_run_that_needs_a_second_approval_defers_again_and_then_
 async def test_a_plain_approval_resumes_in_the_same_process_and_after_a_restart_says_what_to_pass() -> None:
     """`DeferredToolResults(approvals={id: True})` works where the toolset kept the run; a new one raises."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
-        paused = await agent_for(cm, CODE).run("Refund order A1.")
+    async with shop.code_mode() as cm:
+        paused = await agent_for(cm, REFUND_CODE).run("Refund order A1.")
         plain = DeferredToolResults(approvals={"call_1": True})
         with pytest.raises(ApprovalError) as raised:  # a new toolset: as after a restart
-            await agent_for(cm, CODE).run(message_history=paused.all_messages(), deferred_tool_results=plain)
+            await agent_for(cm, REFUND_CODE).run(message_history=paused.all_messages(), deferred_tool_results=plain)
         assert shop.made["refund"] == 0
     assert "metadata=requests.metadata" in str(raised.value)
 
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
-        agent = agent_for(cm, CODE)
+    async with shop.code_mode() as cm:
+        agent = agent_for(cm, REFUND_CODE)
         paused = await agent.run("Refund order A1.")
         done = await agent.run(message_history=paused.all_messages(), deferred_tool_results=plain)
-    assert done.output == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n} [stubs]'
+    assert done.output == REFUNDED + " [stubs]"
     assert shop.made["refund"] == 1
 
 
@@ -185,23 +162,23 @@ async def test_an_inline_handler_approves_within_the_run() -> None:
         asked.extend(requests.metadata[call.tool_call_id]["tool"] for call in requests.approvals)
         return requests.build_results(approve_all=True)
 
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
+    async with shop.code_mode() as cm:
         agent = Agent(
-            one_code_call(CODE),
+            one_code_call(REFUND_CODE),
             toolsets=[CodeModeToolset(cm)],
             capabilities=[HandleDeferredToolCalls(handler=handler)],
         )
         done = await agent.run("Refund order A1.")
     assert asked == ["refund"]
-    assert done.output == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n} [stubs]'
+    assert done.output == REFUNDED + " [stubs]"
     assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
 
 
 async def test_a_tool_denied_passed_without_decide_is_pydantic_ais_own_denial_and_the_code_is_not_resumed() -> None:
     """pydantic-ai answers a raw `ToolDenied` itself: the model reads its message, and nothing more is called."""
     shop = make_shop()
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
-        agent = agent_for(cm, DENIABLE)
+    async with shop.code_mode() as cm:
+        agent = agent_for(cm, DENIABLE_CODE)
         paused = await agent.run("Refund order A1.")
         done = await agent.run(
             message_history=paused.all_messages(),
@@ -214,7 +191,7 @@ async def test_a_tool_denied_passed_without_decide_is_pydantic_ais_own_denial_an
 async def test_two_code_calls_of_one_response_pause_together_and_each_resumes_its_own_run() -> None:
     """Parallel `code` calls both defer; answering both makes each run's own call, once."""
     shop = make_shop()
-    codes = {"call_a": 'return await tools.delete_order(order_id="A1")', "call_b": CODE}
+    codes = {"call_a": 'return await tools.delete_order(order_id="A1")', "call_b": REFUND_CODE}
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
@@ -224,7 +201,7 @@ async def test_two_code_calls_of_one_response_pause_together_and_each_resumes_it
             )
         return ModelResponse(parts=[ToolCallPart("code", {"code": c}, tool_call_id=i) for i, c in codes.items()])
 
-    async with CodeMode(shop.catalog, isolation="inline", policy=policy()) as cm:
+    async with shop.code_mode() as cm:
         agent = Agent(FunctionModel(respond), toolsets=[CodeModeToolset(cm)], output_type=[str, DeferredToolRequests])
         paused = await agent.run("Delete A1 and refund A1.")
         assert isinstance(paused.output, DeferredToolRequests)

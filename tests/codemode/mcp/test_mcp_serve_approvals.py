@@ -7,13 +7,11 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from approval_shop import SECRET, make_shop
+from approval_shop import REFUND_CODE, make_shop
 from mcp import Client
 
-from codemode import CodeMode, Policy
 from codemode.mcp import build_server
 
-CODE = 'order = await tools.get_order(order_id="A1")\nreturn await tools.refund(order_id="A1", amount=order["total"])'
 DENIABLE = """
 try:
     await tools.refund(order_id="A1", amount=150)
@@ -43,10 +41,10 @@ async def test_an_eliciting_client_is_asked_and_the_approved_call_is_made_once(m
         return types.ElicitResult(action="accept", content={"approve": True})
 
     async with (
-        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        shop.code_mode() as cm,
         Client(build_server(cm, stateless=stateless), elicitation_callback=elicit, mode=mode) as client,
     ):
-        result = await client.call_tool("code", {"code": CODE})
+        result = await client.call_tool("code", {"code": REFUND_CODE})
     assert not result.is_error
     assert texts(result)[0] == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
     assert "# new tool: refund [" in texts(result)[1]  # the resumed run announces what the paused one found
@@ -69,7 +67,7 @@ async def test_a_person_who_says_no_denies_the_call_and_the_code_handles_it(mode
         return types.ElicitResult(action=action, content={"approve": False, "reason": "ask finance"})
 
     async with (
-        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        shop.code_mode() as cm,
         Client(build_server(cm), elicitation_callback=elicit, mode=mode) as client,
     ):
         result = await client.call_tool("code", {"code": DENIABLE})
@@ -81,10 +79,10 @@ async def test_a_client_without_elicitation_gets_how_to_approve_and_a_stateless_
     """An `isError` result names the call and the `_meta` to send; sending it back to a stateless server runs it."""
     shop = make_shop()
     async with (
-        CodeMode(shop.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm,
+        shop.code_mode() as cm,
         Client(build_server(cm, stateless=True)) as client,
     ):
-        paused = await client.call_tool("code", {"code": CODE})
+        paused = await client.call_tool("code", {"code": REFUND_CODE})
         state = paused.meta["codemode/state"]
         approval = {"id": state["approval"]["signature"][:16], "approved": True}
         assert paused.is_error
@@ -94,10 +92,10 @@ async def test_a_client_without_elicitation_gets_how_to_approve_and_a_stateless_
         assert f'"id": "{approval["id"]}"' in texts(paused)[0]
         forged = {**state, "approval": {**state["approval"], "signature": "0" * 64}}
         refused = await client.call_tool(
-            "code", {"code": CODE}, meta={"codemode/state": forged, "codemode/approval": approval}
+            "code", {"code": REFUND_CODE}, meta={"codemode/state": forged, "codemode/approval": approval}
         )
         done = await client.call_tool(
-            "code", {"code": CODE}, meta={"codemode/state": state, "codemode/approval": approval}
+            "code", {"code": REFUND_CODE}, meta={"codemode/state": state, "codemode/approval": approval}
         )
     assert refused.is_error
     assert texts(refused)[0] == snapshot_refused()
@@ -118,21 +116,21 @@ async def test_an_input_required_retry_is_served_by_another_replica_and_an_edite
     first, second = make_shop(), make_shop()
     approve = {"codemode/approval": types.ElicitResult(action="accept", content={"approve": True})}
     async with (
-        CodeMode(first.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm_a,
-        CodeMode(second.catalog, isolation="inline", policy=Policy(secret=SECRET)) as cm_b,
+        first.code_mode() as cm_a,
+        second.code_mode() as cm_b,
         Client(build_server(cm_a, stateless=True), elicitation_callback=never, mode="2026-07-28") as replica_a,
         Client(build_server(cm_b, stateless=True), mode="2026-07-28") as replica_b,
     ):
-        paused = await replica_a.session.call_tool("code", {"code": CODE}, allow_input_required=True)
+        paused = await replica_a.session.call_tool("code", {"code": REFUND_CODE}, allow_input_required=True)
         assert isinstance(paused, types.InputRequiredResult)
         assert paused.request_state is not None
         state = json.loads(paused.request_state)
         state["approval"]["record"]["calls"][0]["result"]["total"] = 1.0
         edited = await replica_b.session.call_tool(
-            "code", {"code": CODE}, input_responses=approve, request_state=json.dumps(state)
+            "code", {"code": REFUND_CODE}, input_responses=approve, request_state=json.dumps(state)
         )
         done = await replica_b.session.call_tool(
-            "code", {"code": CODE}, input_responses=approve, request_state=paused.request_state
+            "code", {"code": REFUND_CODE}, input_responses=approve, request_state=paused.request_state
         )
     assert edited.is_error
     assert texts(edited)[0].startswith("the approval record's signature does not match")
