@@ -6,11 +6,14 @@ runs the same code with the same seed and clock; each call is checked against th
 recorded result without its handler running, the decided call is made (or raises `ToolError` if denied), and calls
 past the record run live. A call that differs from the record stops the replay: it and every later call fail, and
 nothing new is called.
+
+A live call's result reaches the code as the `JsonText` its handler's conversion made, unchecked, only when no
+`after` hook saw it: a hook may replace the result or change it in place, so what a hook saw (and a replayed
+result) goes to the sandbox as plain data, to be checked and copied in full there.
 """
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -18,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from codemode._replay import PAUSED_NAME, Decision, Entry, Record, call_text, canonical
-from codemode._runtime import ToolCall
+from codemode._runtime import Converted, ToolCall
 from codemode.errors import tool_error
 from codemode.policy import CallInfo, CallOutcome, Deny, RequireApproval
 from sandbox import FunctionError
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
     from codemode.policy import Policy
     from codemode.tools import Tool
+    from sandbox import JsonText
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,8 +45,8 @@ class _Attempt:
     """The arguments as the code passed them."""
     prepare: Callable[[JsonObject], JsonObject]
     """Validates and converts the arguments for the handler."""
-    invoke: Callable[[JsonObject], Awaitable[JsonValue]]
-    """Runs the handler."""
+    invoke: Callable[[JsonObject], Awaitable[Converted]]
+    """Runs the handler; its result converted and measured."""
 
 
 class Ledger:
@@ -70,8 +74,8 @@ class Ledger:
         kwargs: JsonObject,
         *,
         prepare: Callable[[JsonObject], JsonObject],
-        invoke: Callable[[JsonObject], Awaitable[JsonValue]],
-    ) -> JsonValue:
+        invoke: Callable[[JsonObject], Awaitable[Converted]],
+    ) -> JsonValue | JsonText:
         """Make (or replay, or hold) one call; `prepare` validates the arguments, `invoke` runs the handler."""
         attempt = _Attempt(index=len(self.entries), tool=tool, kwargs=kwargs, prepare=prepare, invoke=invoke)
         self.entries.append(None)
@@ -113,9 +117,9 @@ class Ledger:
         self.calls.append(entry.tool_call(replayed=True))
         if entry.kind == "error":
             raise tool_error(entry.error or "the call failed")
-        return copy.deepcopy(entry.result)
+        return entry.result  # the sandbox checks and copies it, so the code's copy is its own
 
-    async def _decided(self, attempt: _Attempt) -> JsonValue:
+    async def _decided(self, attempt: _Attempt) -> JsonValue | JsonText:
         self.reached_decision = True
         decision = self.decision or Decision(approved=False, reason="no decision was given")
         if decision.approved:
@@ -125,7 +129,7 @@ class Ledger:
         self._finished(attempt, None, message, 0.0)
         raise tool_error(message)
 
-    async def _live(self, attempt: _Attempt) -> JsonValue:
+    async def _live(self, attempt: _Attempt) -> JsonValue | JsonText:
         if self.pending is not None:
             await self._hold(attempt)
         info = self._info(attempt)
@@ -150,21 +154,22 @@ class Ledger:
             raise
         return CallInfo(tool=attempt.tool.name, alias=attempt.tool.alias, arguments=arguments)
 
-    async def _make(self, attempt: _Attempt, info: CallInfo) -> JsonValue:
+    async def _make(self, attempt: _Attempt, info: CallInfo) -> JsonValue | JsonText:
         tool = attempt.tool
         self._in_flight += 1
         started = time.monotonic()
         self._running[attempt.index] = (tool.name, attempt.kwargs, started)
         try:
-            result: JsonValue = None
+            converted: Converted | None = None
             error: str | None = None
             try:
-                result = await self.policy.limited(tool, lambda: attempt.invoke(info.arguments))
+                converted = await self.policy.limited(tool, lambda: attempt.invoke(info.arguments))
             except FunctionError as failure:
                 error = failure.message
             except TimeoutError:
                 limit = tool.limits.timeout if tool.limits else None
                 error = f"tools.{tool.alias}() took longer than its {limit:g} s limit and was stopped; try again later"
+            result = None if converted is None else converted.value
             outcome = CallOutcome(
                 call=info, ok=error is None, result=result, error=error, duration=time.monotonic() - started
             )
@@ -177,6 +182,8 @@ class Ledger:
         self._finished(attempt, outcome.result, outcome.error, outcome.duration, ok=outcome.ok)
         if not outcome.ok:
             raise tool_error(outcome.error or "the call failed")
+        if converted is not None and not self.policy.after:  # no hook saw the value, so its text is still its own
+            return converted.text
         return outcome.result
 
     async def _hold(self, attempt: _Attempt) -> None:

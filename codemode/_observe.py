@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from codemode._json import JsonValue
     from codemode._runtime import ToolCall, ToolRuntime
     from codemode.events import EventSink
+    from sandbox import JsonText
 
 logger = logging.getLogger("codemode.events")
 
@@ -87,7 +88,7 @@ class Observer:
         """What the model's code sees as `tools`."""
         return Namespace(self.resolve, names=self.runtime.names)
 
-    def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
+    def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue | JsonText]]:
         """The runtime's function for `tools.<name>`, reporting as it runs."""
         function = self.runtime.resolve(name)
         if name in HELPERS:  # `search`, `describe`, `list`: helpers, not tool calls
@@ -95,7 +96,7 @@ class Observer:
         tool = self.runtime.catalog.get(name)
         tool_name = tool.name if tool is not None else name
 
-        async def call(*args: JsonValue, **kwargs: JsonValue) -> JsonValue:
+        async def call(*args: JsonValue, **kwargs: JsonValue) -> JsonValue | JsonText:
             index = self._start(tool_name, kwargs)
             try:
                 result = await function(*args, **kwargs)
@@ -124,8 +125,10 @@ class Observer:
                 self._tell("call_held", held)
         self._open.clear()
 
-    def _searching(self, function: Callable[..., Awaitable[JsonValue]]) -> Callable[..., Awaitable[JsonValue]]:
-        async def search(*args: JsonValue, **kwargs: JsonValue) -> JsonValue:
+    def _searching(
+        self, function: Callable[..., Awaitable[JsonValue | JsonText]]
+    ) -> Callable[..., Awaitable[JsonValue | JsonText]]:
+        async def search(*args: JsonValue, **kwargs: JsonValue) -> JsonValue | JsonText:
             self._count += 1
             key = self._count
             self._tell("search_started", key, args[0] if args else kwargs.get("query"))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
+from codemode._naming import MAX_NAME
+
 if TYPE_CHECKING:
     from codemode.discovery import DiscoveryState
     from sandbox import RunResult
@@ -29,9 +31,14 @@ def carry_over(state: DiscoveryState, run: RunResult, *, persist: bool) -> list[
         state.variables = dict(run.variables)
     if persist and run.dropped_variables:
         lines.append(_dropped_note(run.dropped_variables))
-    assigned = [name for name in run.assigned if not name.startswith("_")]
+    assigned = [name for name in run.assigned if _rememberable(name)]
     state.assigned = [*(name for name in state.assigned if name not in assigned), *assigned][-MAX_ASSIGNED:]
     return lines
+
+
+def _rememberable(name: str) -> bool:
+    """Whether an assigned name is one to remember: a plain identifier, of a length a `NameError` can quote."""
+    return name.isidentifier() and not name.startswith("_") and len(name) <= MAX_NAME
 
 
 def _name_error_hint(state: DiscoveryState, run: RunResult, *, persist: bool) -> str | None:

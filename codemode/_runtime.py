@@ -2,7 +2,8 @@
 
 Everything the model gets wrong comes back as a `ToolError` it can read and act on: unknown names (with close
 matches), arguments that do not fit the schema (the parameter, what was expected, what was given), handlers
-that raise, results that are not JSON or are too large.
+that raise, results that are not JSON or are too large. A handler's result is converted, encoded and measured
+here, once: the sandbox gets its `JsonText` and does not check it again.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ import pydantic
 from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
 from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
 from codemode._naming import close_matches, too_long
-from codemode._results import to_json
+from codemode._results import ResultTooLargeError, to_json
 from codemode.errors import ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
 from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
-from sandbox import FunctionError, Namespace
+from sandbox import FunctionError, JsonText, Namespace
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
@@ -39,6 +40,18 @@ MAX_QUERIES = 10
 """The most queries one `tools.search([...])` call may merge."""
 _FIND = 'Find tools with `await tools.search("what you need")`.'
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
+_SLACK = 16
+"""How far over `max_result` a result is still written out, to say its exact size; past that, the walk stops."""
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A handler's result, converted and measured once: the data the host keeps, and the text the code is given."""
+
+    value: JsonValue
+    """The result as JSON data: what the ledger records and `after` hooks see."""
+    text: JsonText
+    """The same, encoded: what the sandbox hands to the code, unchecked, if no hook saw `value`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,7 +166,7 @@ class ToolRuntime:
         tools = [tool.alias for tool in self.catalog] if len(self.catalog) <= DIR_TOOLS else []
         return [*HELPERS, *tools]
 
-    def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
+    def resolve(self, name: str) -> Callable[..., Awaitable[JsonValue | JsonText]]:
         """The host function behind `tools.<name>`."""
         long = too_long(name, "a tool name")
         if long is not None:
@@ -173,7 +186,7 @@ class ToolRuntime:
         if tool is None:
             raise tool_error(self._unknown(name))
 
-        async def call(*args: JsonValue, **kwargs: JsonValue) -> JsonValue:
+        async def call(*args: JsonValue, **kwargs: JsonValue) -> JsonValue | JsonText:
             return await self.call(tool, args, kwargs)
 
         return call
@@ -231,7 +244,7 @@ class ToolRuntime:
         self.discovered.setdefault(tool.name)
         return self.cache.stub(tool)
 
-    async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue:
+    async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue | JsonText:
         """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
 
@@ -242,7 +255,7 @@ class ToolRuntime:
 
         return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
 
-    async def _invoke(self, tool: Tool, validated: JsonObject) -> JsonValue:
+    async def _invoke(self, tool: Tool, validated: JsonObject) -> Converted:
         if tool.handler is None:
             raise tool_error(f"tools.{tool.alias}() has no handler here (its definition was loaded without one)")
         arguments: dict[str, Any] = validated
@@ -305,21 +318,28 @@ class ToolRuntime:
                 f"Signature: {render_signature(tool)}"
             ) from None
 
-    def _json_result(self, tool: Tool, result: object) -> JsonValue:
+    def _json_result(self, tool: Tool, result: object) -> Converted:
+        """The one conversion and size check of a result: `ToolError` if it is not JSON or over `max_result`."""
+        stop = _SLACK * self.max_result
         try:
-            data = to_json(result)
-            encoded = json.dumps(data, ensure_ascii=False, allow_nan=False)
+            data = to_json(result, stop=stop)
+            text = JsonText(data)
+        except ResultTooLargeError:
+            raise tool_error(self._too_large(tool, f"more than {stop:,}")) from None
         except (TypeError, ValueError, RecursionError) as error:
             raise tool_error(
                 f"tools.{tool.alias}() returned data that is not JSON ({error}); "
                 "this is a bug in the tool, not in your code"
             ) from None
-        if len(encoded) > self.max_result:
-            raise tool_error(
-                f"tools.{tool.alias}() returned {len(encoded):,} bytes, over the {self.max_result:,} "
-                "byte limit; ask for less (filters, pagination, fewer fields)"
-            )
-        return data
+        if text.size > self.max_result:
+            raise tool_error(self._too_large(tool, f"{text.size:,}"))
+        return Converted(value=data, text=text)
+
+    def _too_large(self, tool: Tool, size: str) -> str:
+        return (
+            f"tools.{tool.alias}() returned {size} bytes, over the {self.max_result:,} "
+            "byte limit; ask for less (filters, pagination, fewer fields)"
+        )
 
 
 def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:

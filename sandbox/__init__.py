@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from sandbox._confine import Confinement as Confinement
 from sandbox._confine import Layers as Layers
+from sandbox._jsontext import JsonText as JsonText
 from sandbox.errors import ConfinementError as ConfinementError
 from sandbox.errors import FunctionError as FunctionError
 from sandbox.errors import SandboxClosedError as SandboxClosedError
@@ -34,6 +35,7 @@ __all__ = [
     "FunctionError",
     "HostFunction",
     "Isolation",
+    "JsonText",
     "Layers",
     "Limits",
     "Namespace",

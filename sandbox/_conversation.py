@@ -1,14 +1,16 @@
 """One run's conversation with its worker: the worker's calls answered until its `done`, and the result read.
 
 Apart from the worker process (`sandbox._process`: spawn, handshake, deadline, kill) because it is what happens on
-the pipe during one run: every frame of one read taken in one go, a sync host function answered by the reader
-itself, a call that needs a task given one (in a task group made only then), and the replies that finish in one
-turn of the loop written together. A worker's frames are admitted against the run's limits
+the pipe during one run: every frame of one read taken in one go (on asyncio by a reader callback, with no task
+woken), a sync host function answered by the reader itself, a call that has to wait given to an answering task
+(an idle one if there is one; the task group is made only when the first is needed), and the replies that finish
+in one turn of the loop written together. A worker's frames are admitted against the run's limits
 (`sandbox._distrust`), and a call tagged with another run's id is refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -17,8 +19,9 @@ import anyio.lowlevel
 from sandbox._dispatch import Later
 from sandbox._distrust import CallsOverError
 from sandbox._hostcall import Call, HostFailure
+from sandbox._jsontext import JsonText
 from sandbox._pipe import MAX_UNREAD
-from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
+from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode, encode_with_text
 from sandbox.result import ERROR_KINDS, RunError, RunResult
 
 if TYPE_CHECKING:
@@ -26,13 +29,14 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
-    from sandbox._dispatch import Dispatcher
+    from sandbox._dispatch import Dispatcher, Reply
     from sandbox._distrust import Admission
-    from sandbox._jsonvalue import JsonValue
     from sandbox._pipe import FramePipe
 
 _Task = tuple["Callable[..., Coroutine[Any, Any, None]]", tuple[Any, ...]]
 """A task for the run's task group to start: a function and its arguments."""
+_Job = tuple[int, Call, Later, int]
+"""A call that has to wait, for an answering task: its id, the call, the rest of it, and its frame's size."""
 
 
 class Conversation:
@@ -53,54 +57,131 @@ class Conversation:
         """Whether a reply is waiting for the others of its turn, and will write the outbox with its own."""
         self._answering = 0
         """Calls being answered by a task of their own now."""
+        self._tasks: list[_Task] = []
+        """Tasks the serving task is to start (a call that has to wait, a drain of a full pipe)."""
+        self._outcome: RunResult | None = None
+        """The run's result, once its `done` frame (or a call past its limit) has been read."""
+        self._failure: BaseException | None = None
+        """What broke the pipe or the protocol, seen by the reader callback: the serving task raises it."""
+        self._held = False
+        """Whether the host stopped reading: it holds as many calls (`Admission`) or unread replies as it may."""
+        self._waiter: asyncio.Future[None] | None = None
+        """What the serving task sleeps on while the reader callback handles the frames."""
+        self._watching = False
+        """Whether a reader callback handles the frames (asyncio), rather than the serving task itself."""
+        self._idle: list[asyncio.Future[_Job | None]] = []
+        """Answering tasks waiting for another call (with a reader callback): a call that finds one starts none."""
 
-    async def serve(self, calls: TaskGroup | None = None) -> RunResult:
+    async def serve(self) -> RunResult:
         """Answer the run's calls until its `done`: every frame of one read in one go, their replies in one write.
 
-        It runs without a task group until a call needs a task of its own (most runs never do: sync functions
-        are answered right here), and then goes on serving inside one.
+        On asyncio a reader callback handles the frames as they arrive, answering sync functions itself; this task
+        wakes only for the result, or to start a task (in a task group made only then: most runs never need one).
         """
-        tasks: list[_Task] = []
-        pipe, run_id = self._pipe, self._run_id
-        while True:
-            await self._admission.room()  # a worker past what an honest one sends waits: the host stops reading
-            if len(pipe.unwritten) > MAX_UNREAD:
-                await pipe.drain()  # a worker that does not read its replies: the host reads none of its calls
-            message: dict[str, Any] | None = await pipe.receive()
-            while message is not None:
-                if message["t"] == "done":
-                    if message.get("run") != run_id:
-                        raise ProtocolError(f"`done` for run {message.get('run')!r} during run {run_id}")
-                    return _result(message.get("result"))
-                try:
-                    self._take_call(message, tasks)
-                except CallsOverError as error:  # the worker's own cap did not hold: it is not reused
-                    self.reply_failed = True  # its frames still on the pipe belong to no run
-                    return RunResult(
-                        error=RunError(kind="call_limit", message=str(error)), calls=self._dispatcher.count
-                    )
-                if self._outbox_bytes + len(pipe.unwritten) > MAX_UNREAD:
-                    break  # the rest of the frames read wait until the worker has read these replies
-                message = pipe.buffered()
-            if self._outbox and not self._flushing:
-                self._send_replies(tasks)
-            if tasks and calls is None:
-                return await self._serve_with_tasks(tasks)
-            for function, args in tasks:
-                assert calls is not None
-                calls.start_soon(function, *args)
-            tasks.clear()
+        watching = self._watching = self._pipe.watch(self._readable)
+        try:
+            return await self._serve(None, watching=watching)
+        finally:
+            self._pipe.unwatch()
 
-    async def _serve_with_tasks(self, tasks: list[_Task]) -> RunResult:
+    async def _serve(self, calls: TaskGroup | None, *, watching: bool) -> RunResult:
+        while True:
+            if self._failure is not None:
+                raise self._failure
+            if self._outcome is not None:
+                return self._outcome
+            if self._tasks:
+                if calls is None:
+                    return await self._serve_with_tasks(watching=watching)
+                tasks, self._tasks = self._tasks, []
+                for function, args in tasks:
+                    calls.start_soon(function, *args)
+            if self._held:
+                await self._admission.room()  # a worker past what an honest one sends waits: the host stops reading
+                if len(self._pipe.unwritten) > MAX_UNREAD:
+                    await self._pipe.drain()  # a worker that does not read its replies: none of its calls is read
+                self._held = False
+                if watching:
+                    self._pipe.watch(self._readable)
+                self._frames()
+            elif watching:
+                await self._sleep()
+            else:
+                await self._pipe.fill()
+                self._frames()
+
+    async def _serve_with_tasks(self, *, watching: bool) -> RunResult:
         async with anyio.create_task_group() as calls:
+            tasks, self._tasks = self._tasks, []
             for function, args in tasks:
                 calls.start_soon(function, *args)
-            result = await self.serve(calls)
+            result = await self._serve(calls, watching=watching)
+            idle, self._idle = self._idle, []
+            for waiting in idle:  # answering tasks with nothing to answer: they end
+                if not waiting.done():
+                    waiting.set_result(None)
             if self._answering:  # answers the run no longer waits for
                 calls.cancel_scope.cancel()
         return result
 
-    def _take_call(self, message: dict[str, Any], tasks: list[_Task]) -> None:
+    async def _sleep(self) -> None:
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def _readable(self) -> None:
+        """The reader callback: read what the worker wrote, handle its frames, and wake the task if it is due."""
+        try:
+            self._pipe.read_now()
+        except Exception as error:  # noqa: BLE001  # a closed or broken pipe: the serving task raises it
+            self._failure = error
+        else:
+            self._frames()
+        stop = self._held or self._failure is not None or self._outcome is not None
+        if stop:
+            self._pipe.unwatch()  # nothing more is read for now (or for this run)
+        if (stop or self._tasks) and self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _frames(self) -> None:
+        """Handle every whole frame read so far (up to the result), then write the replies of sync calls at once.
+
+        It stops early, leaving the rest read for later, while the host holds as many calls or as many replies the
+        worker has not read as it may (`_stopped`).
+        """
+        pipe = self._pipe
+        try:
+            while self._outcome is None and not self._stopped() and (message := pipe.buffered()) is not None:
+                self._take(message)
+                if self._outbox_bytes + len(pipe.unwritten) > MAX_UNREAD and not self._flushing:
+                    self._send_replies()  # written now, what the worker does not read is counted before the next frame
+        except Exception as error:  # noqa: BLE001  # whatever a worker's frame trips on ends the run as its fault
+            self._failure = error
+        if self._outbox and not self._flushing:
+            self._send_replies()
+        self._held = self._outcome is None and self._failure is None and self._stopped()
+
+    def _stopped(self) -> bool:
+        """Whether the host reads no more frames for now: it holds as many calls, or unread replies, as it may."""
+        return self._admission.full or len(self._pipe.unwritten) > MAX_UNREAD
+
+    def _take(self, message: dict[str, Any]) -> None:
+        if message["t"] == "done":
+            if message.get("run") != self._run_id:
+                raise ProtocolError(f"`done` for run {message.get('run')!r} during run {self._run_id}")
+            self._outcome = _result(message.get("result"))
+            return
+        try:
+            self._take_call(message)
+        except CallsOverError as error:  # the worker's own cap did not hold: it is not reused
+            self.reply_failed = True  # its frames still on the pipe belong to no run
+            self._outcome = RunResult(
+                error=RunError(kind="call_limit", message=str(error)), calls=self._dispatcher.count
+            )
+
+    def _take_call(self, message: dict[str, Any]) -> None:
         """Answer a call frame now (a sync function, a refusal) into the outbox, or add the task that will."""
         if message["t"] != "call":
             raise ProtocolError(f"unexpected frame {message['t']!r} during a run")
@@ -120,10 +201,34 @@ class Conversation:
             return
         if isinstance(outcome, Later):
             self._answering += 1
-            tasks.append((self._answer, (call_id, call, outcome, size)))
+            job = (call_id, call, outcome, size)
+            while self._idle:
+                waiting = self._idle.pop()
+                if not waiting.done():
+                    waiting.set_result(job)
+                    return
+            self._tasks.append((self._answerer, (job,)))
         else:
             self._admission.release(size)
             self._queue(_value_reply(call_id, call, outcome))
+
+    async def _answerer(self, job: _Job | None) -> None:
+        """Answer a call, then (with a reader callback) wait for the next one: most calls need no task of their own.
+
+        Calls answered by one task one after another share its context (a `ContextVar` a host function sets).
+        """
+        while job is not None:
+            await self._answer(*job)
+            job = await self._next_job() if self._watching else None
+
+    async def _next_job(self) -> _Job | None:
+        waiting: asyncio.Future[_Job | None] = asyncio.get_running_loop().create_future()
+        self._idle.append(waiting)
+        try:
+            return await waiting
+        finally:
+            if waiting in self._idle:  # cancelled while idle
+                self._idle.remove(waiting)
 
     async def _answer(self, call_id: int, call: Call, later: Later, size: int) -> None:
         try:
@@ -152,7 +257,7 @@ class Conversation:
         self._outbox.append(reply)
         self._outbox_bytes += len(reply)
 
-    def _send_replies(self, tasks: list[_Task]) -> None:
+    def _send_replies(self) -> None:
         """The reader writes the outbox without waiting: a task writes what the pipe cannot take yet."""
         frames, self._outbox, self._outbox_bytes = self._outbox, [], 0
         try:
@@ -162,7 +267,7 @@ class Conversation:
             return
         if self._pipe.unwritten and not self._pipe.drain_lock.locked():
             self._answering += 1
-            tasks.append((self._drain_replies, ()))
+            self._tasks.append((self._drain_replies, ()))
 
     async def _drain_replies(self) -> None:
         try:
@@ -199,8 +304,10 @@ def _failure(error: Exception) -> HostFailure:
     return error if isinstance(error, HostFailure) else HostFailure(type(error).__name__, _text(error))
 
 
-def _value_reply(call_id: int, call: Call, value: JsonValue) -> bytes:
+def _value_reply(call_id: int, call: Call, value: Reply) -> bytes:
     try:
+        if isinstance(value, JsonText):  # encoded by the host already: its text goes in as it is
+            return encode_with_text({"t": "result", "id": call_id, "ok": True}, "value", value.text)
         return encode({"t": "result", "id": call_id, "ok": True, "value": value})
     except FrameTooLargeError as error:
         return _failure_reply(

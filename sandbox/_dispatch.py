@@ -1,17 +1,20 @@
 """Host side of a host-function call: find the function, call it, and keep only JSON and a message.
 
 Shared by both isolations. Whatever the host function raises, only its class name and message go back to the
-model's code; whatever it returns is copied as plain JSON, so no host object ever enters the sandbox.
+model's code; whatever it returns is copied as plain JSON, so no host object ever enters the sandbox. A `JsonText`
+the host encoded itself is not checked again: inline the code gets a copy decoded from it, and across a process
+boundary the conversation puts its text into the frame.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
 from sandbox._hostcall import MAX_NAME, Call, HostFailure, long_name
+from sandbox._jsontext import JsonText
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Coroutine, Mapping
 
     from sandbox.limits import Limits
+
+Reply: TypeAlias = "JsonValue | JsonText"
+"""A call's result: checked JSON data, or the text of a result the host encoded itself."""
 
 
 class Dispatcher:
@@ -36,7 +42,8 @@ class Dispatcher:
     def __init__(self, functions: Mapping[str, HostFunction | Namespace], limits: Limits, *, limit: bool) -> None:
         self.functions = functions
         self.max_calls = limits.calls if limit else None
-        self.limiter = anyio.CapacityLimiter(limits.concurrent_calls) if limit else None
+        self._slots = limits.concurrent_calls if limit else None
+        self._limiter: anyio.CapacityLimiter | None = None  # made when a call first has to wait: most runs never do
         self.count = 0
 
     def kinds(self) -> dict[str, list[str] | None]:
@@ -68,15 +75,17 @@ class Dispatcher:
         return target
 
     async def __call__(self, call: Call) -> JsonValue:
-        """Run one call; raises `HostFailure` for anything the model should hear about."""
+        """Run one call (inline): a fresh copy of its result; `HostFailure` for anything the model should hear of."""
         outcome = self.begin(call)
-        return await outcome.rest if isinstance(outcome, Later) else outcome
+        reply = await outcome.rest if isinstance(outcome, Later) else outcome
+        return reply.copy() if isinstance(reply, JsonText) else reply
 
-    def begin(self, call: Call) -> JsonValue | Later:
+    def begin(self, call: Call) -> Reply | Later:
         """Run one call as far as it goes without waiting: a sync function's result, or `Later` for the rest.
 
         Raises `HostFailure` for anything the model should hear about. A sync function is called right here, so
-        a worker's reader can answer it with no task of its own; it holds an in-flight slot only while it runs.
+        a worker's reader callback can answer it with no task at all; it needs a free in-flight slot, but since
+        nothing else runs until it returns, it takes none.
         """
         self.count += 1
         if self.max_calls is not None and self.count > self.max_calls:
@@ -84,35 +93,33 @@ class Dispatcher:
         target = self.resolve(call.function, call.attribute)
         if inspect.iscoroutinefunction(target):
             return Later(self._limited(target, call, None))
-        if self.limiter is not None:
-            try:
-                self.limiter.acquire_nowait()  # a free slot costs no turn of the event loop
-            except anyio.WouldBlock:
-                return Later(self._limited(target, call, None))
-        try:
-            result = _start(target, call)
-        finally:
-            if self.limiter is not None:
-                self.limiter.release()
+        if self._limiter is not None and not self._limiter.available_tokens:
+            return Later(self._limited(target, call, None))
+        result = _start(target, call)
         if inspect.isawaitable(result):  # a sync callable that returned an awaitable: await it for the rest
             return Later(self._limited(target, call, result))
         return self._checked(result, call)
 
-    async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> JsonValue:
-        if self.limiter is None:
+    async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
+        if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self._slots)
         try:
-            self.limiter.acquire_nowait()
+            self._limiter.acquire_nowait()
         except anyio.WouldBlock:
-            await self.limiter.acquire()
+            await self._limiter.acquire()
         try:
             result = await _finish(target, call, started)
         finally:
-            self.limiter.release()
+            self._limiter.release()
         return self._checked(result, call)
 
     @staticmethod
-    def _checked(result: object, call: Call) -> JsonValue:
+    def _checked(result: object, call: Call) -> Reply:
+        """What goes back to the code: a `JsonText` as it is (encoded by the host already), else a checked copy."""
+        if isinstance(result, JsonText):
+            return result
         try:
             return check_json(result)
         except NotJsonError as error:
@@ -124,9 +131,9 @@ class Later:
 
     __slots__ = ("rest",)
 
-    def __init__(self, rest: Coroutine[Any, Any, JsonValue]) -> None:
+    def __init__(self, rest: Coroutine[Any, Any, Reply]) -> None:
         self.rest = rest
-        """The rest of the call: its JSON result, or `HostFailure`."""
+        """The rest of the call: its result, or `HostFailure`."""
 
 
 def _start(target: HostFunction, call: Call) -> object:

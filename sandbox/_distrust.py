@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from sandbox._budgets import OUTPUT_MARKER, keep_values, result_size_error, valid_name
+from sandbox._hostcall import MAX_NAME
+from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._protocol import MAX_FRAME
 from sandbox.limits import calls_message, output_message
 from sandbox.result import RunError, RunResult
@@ -30,6 +32,8 @@ _MAX_TEXT = 8 * 1024
 """Characters of an error's message or traceback kept from a worker (the worker's own are shorter)."""
 _MAX_REASON = 500
 """Characters of a dropped variable's reason kept from a worker."""
+KILL_GRACE = 1.0
+"""Seconds past a run's timeout the host waits before it kills the worker still busy with it."""
 
 
 def checked_result(
@@ -44,6 +48,8 @@ def checked_result(
         reserved: The names no kept variable may take (the run's host functions and error names).
     """
     error, lied = _checked_error(result.error)
+    counts, lied_counts = _checked_counts(result, limits)
+    lied = lied or lied_counts
     stdout = result.stdout
     marked = limits.output + len(OUTPUT_MARKER.format(limit=limits.output))
     if len(stdout) > marked:
@@ -53,7 +59,12 @@ def checked_result(
     if error is not None:
         lied, value = lied or value is not None, None
     else:
-        error = result_size_error(value, limits.result)
+        try:  # the worker's own rules for a value (depth, values, int size), then the size
+            value = check_json(value)
+        except (NotJsonError, RecursionError) as problem:
+            error = RunError(kind="runtime", message=f"the returned {problem}", type_name="TypeError")
+        else:
+            error = result_size_error(value, limits.result)
         if error is not None:
             lied, value = True, None
     variables: dict[str, JsonValue] | None = None
@@ -61,16 +72,47 @@ def checked_result(
     if keeps and result.variables is not None:
         variables, dropped = keep_values(result.variables, budget=limits.variables, skip=reserved)
         lied = lied or variables != result.variables
-    dropped.update(
+    told = [
         (name, reason[:_MAX_REASON])
         for name, reason in result.dropped_variables.items()
-        if keeps and valid_name(name) and name not in dropped and variables is not None and name not in variables
-    )
+        if keeps
+        and valid_name(name)
+        and len(name) <= MAX_NAME
+        and name not in dropped
+        and variables is not None
+        and name not in variables
+    ]
+    lied = lied or len(told) > _most_names(limits)
+    dropped.update(told[: _most_names(limits)])
     lied = lied or (not keeps and (result.variables is not None or bool(result.dropped_variables)))
+    kept = value is result.value and stdout is result.stdout and error is result.error and not lied_counts
+    if kept and variables is result.variables and dropped == result.dropped_variables:
+        return result, lied  # nothing to cut (a scalar value, say): the result as it came
     checked = dataclasses.replace(
-        result, value=value, stdout=stdout, error=error, variables=variables, dropped_variables=dropped
+        result, value=value, stdout=stdout, error=error, variables=variables, dropped_variables=dropped, **counts
     )
     return checked, lied
+
+
+def _checked_counts(result: RunResult, limits: Limits) -> tuple[dict[str, Any], bool]:
+    """`calls`, `duration`, `names` and `assigned` within what the run could have made, and whether any was not."""
+    calls = min(result.calls, limits.calls)
+    duration = min(result.duration, limits.timeout + KILL_GRACE)  # the host stops a run at that
+    most = _most_names(limits)
+    names = tuple(name for name in result.names if len(name) <= 2 * MAX_NAME + 1)[: limits.calls]
+    assigned = tuple(name for name in result.assigned if _short_name(name))[:most]
+    lied = (calls, duration, names, assigned) != (result.calls, result.duration, result.names, result.assigned)
+    return {"calls": calls, "duration": duration, "names": names, "assigned": assigned}, lied
+
+
+def _short_name(name: str) -> bool:
+    """Whether `name` can be a top-level variable's name a worker reports: an identifier of a bounded length."""
+    return name.isidentifier() and len(name) <= MAX_NAME
+
+
+def _most_names(limits: Limits) -> int:
+    """The most top-level names a run can leave (each takes two characters of its source or given variables)."""
+    return (limits.source + limits.variables) // 2
 
 
 def _checked_error(error: RunError | None) -> tuple[RunError | None, bool]:
@@ -104,8 +146,13 @@ class Admission:
         self.count = 0
         self.held = 0
         self.held_bytes = 0
-        self._room = anyio.Event()
-        self._room.set()
+        self._room: anyio.Event | None = None
+        """What the reader waits on while the host holds as many calls as it may (made only then)."""
+
+    @property
+    def full(self) -> bool:
+        """Whether the host holds as many calls as it may: it reads no more frames until one has its outcome."""
+        return self.held >= self.max_held or self.held_bytes >= MAX_FRAME
 
     def admit(self, size: int) -> None:
         """Count a `call` frame of `size` bytes; `CallsOverError` past the run's call limit."""
@@ -114,29 +161,62 @@ class Admission:
             raise CallsOverError(self.max_calls)
         self.held += 1
         self.held_bytes += size
-        if self.held >= self.max_held or self.held_bytes >= MAX_FRAME:
-            self._room = anyio.Event()
 
     def release(self, size: int) -> None:
         """A held call has its outcome: the host may read again."""
         self.held -= 1
         self.held_bytes -= size
-        if self.held < self.max_held and self.held_bytes < MAX_FRAME:
+        if self._room is not None and not self.full:
             self._room.set()
+            self._room = None
 
     async def room(self) -> None:
         """Wait until the host may read another frame."""
-        await self._room.wait()
+        while self.full:
+            self._room = anyio.Event()
+            await self._room.wait()
 
 
 def cpu_seconds(pid: int) -> float | None:
     """CPU time (user and system) process `pid` has used, from `/proc`; None where that cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
+            return _stat_seconds(stat.read())
+    except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+class CpuClock:
+    """One process's CPU time, read from its `/proc/PID/stat` opened once (a read, not an open, per look)."""
+
+    def __init__(self, pid: int) -> None:
+        try:
+            self._fd: int | None = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+
+    def seconds(self) -> float | None:
+        """CPU seconds used so far; None where that cannot be read (no `/proc`, or the process is gone)."""
+        if self._fd is None:
+            return None
+        try:
+            return _stat_seconds(os.pread(self._fd, 4096, 0))
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        """Close the file (once)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _stat_seconds(stat: bytes) -> float | None:
+    try:
+        fields = stat.rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (IndexError, ValueError):
+        return None
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

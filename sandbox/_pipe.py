@@ -2,18 +2,23 @@
 
 Apart from the worker process (`sandbox._process`) and a run's conversation with it (`sandbox._conversation`)
 because it knows only bytes and frames: every frame of one read is parsed in one go, and what a full pipe cannot
-take yet waits, in order, for one drainer at a time.
+take yet waits, in order, for one drainer at a time. On asyncio the pipe can be watched by a reader callback
+for as long as a run lasts, so a frame is read with no task woken and no reader added and removed per frame.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from sandbox._jsonvalue import MAX_NODES
 from sandbox._protocol import HEADER, decode, encode, frame_size
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _READ_SIZE = 1 << 18
 MAX_VALUES = 2 * MAX_NODES + 1000
@@ -39,19 +44,52 @@ class FramePipe:
         self.drain_lock = anyio.Lock(fast_acquire=True)  # one task at a time waits for room in the pipe
         self.last_size = 0
         """Bytes of the last frame read."""
+        self._watcher: asyncio.AbstractEventLoop | None = None
+        """The loop whose reader callback watches the pipe now, if one does."""
 
     async def receive(self) -> dict[str, Any]:
         """The next frame from the worker; waits on the pipe only when no whole frame has been read yet."""
         while (message := self.buffered()) is None:
-            await anyio.wait_readable(self._from_worker)
-            try:
-                data = os.read(self._from_worker, _READ_SIZE)
-            except BlockingIOError:
-                continue
-            if not data:
-                raise anyio.EndOfStream
-            self._inbox += data
+            await self.fill()
         return message
+
+    async def fill(self) -> None:
+        """Wait until the worker has written, and read what it wrote."""
+        await anyio.wait_readable(self._from_worker)
+        self.read_now()
+
+    def read_now(self) -> None:
+        """Read what the worker has written so far, without waiting; `EndOfStream` once it has closed its end."""
+        try:
+            data = os.read(self._from_worker, _READ_SIZE)
+        except BlockingIOError:
+            return
+        if not data:
+            raise anyio.EndOfStream
+        self._inbox += data
+
+    def watch(self, callback: Callable[[], None]) -> bool:
+        """Have the event loop call `callback` whenever the worker has written; False where it cannot (not asyncio).
+
+        The callback reads (`read_now`) and handles the frames itself, until `unwatch`.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another event loop (trio): the caller waits on the pipe itself
+            return False
+        self.unwatch()
+        try:
+            loop.add_reader(self._from_worker, callback)
+        except NotImplementedError:  # an asyncio loop without readers (Windows' proactor)
+            return False
+        self._watcher = loop
+        return True
+
+    def unwatch(self) -> None:
+        """Stop the callback `watch` set, if any."""
+        loop, self._watcher = self._watcher, None
+        if loop is not None:
+            loop.remove_reader(self._from_worker)
 
     def buffered(self) -> dict[str, Any] | None:
         """The next whole frame already read from the worker, or None."""
@@ -102,6 +140,7 @@ class FramePipe:
 
     def close(self) -> None:
         """Close the host's ends of the pipes (once); a task waiting on one wakes with `ClosedResourceError`."""
+        self.unwatch()
         pipes, self._pipes = self._pipes, ()
         for fd in pipes:
             anyio.notify_closing(fd)

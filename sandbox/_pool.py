@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Self
 import anyio
 
 from sandbox._confine import Layers
-from sandbox._distrust import CPU_CEILING, IDLE_CPU, cpu_seconds
+from sandbox._distrust import CPU_CEILING, IDLE_CPU
 from sandbox._process import WORKER, WorkerProcess
 from sandbox.errors import SandboxError
 
@@ -56,6 +56,8 @@ class WorkerPool:
         self._tasks: TaskGroup | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._failure = SandboxError("a sandbox worker process could not be started")
+        self.idle_watch = IDLE_WATCH
+        """Seconds between two looks at the idle workers' CPU time."""
 
     async def __aenter__(self) -> Self:
         stack = contextlib.AsyncExitStack()
@@ -64,6 +66,7 @@ class WorkerPool:
         try:
             for _ in range(self.size):
                 await self._tasks.start(self._start)
+            self._tasks.start_soon(self._watch)
         except BaseException:
             await stack.aclose()  # leaves the task group cleanly, so the error is raised as itself, not in a group
             raise
@@ -86,6 +89,18 @@ class WorkerPool:
         self._tasks = None
         self._send.close()
         self._receive.close()
+
+    async def _watch(self) -> None:
+        """Replace an idle worker as soon as it computes: code its last run left running, whatever its rlimits say.
+
+        Code that got past the policy can raise its own CPU soft limit and ignore `SIGXCPU`; this look needs
+        nothing from the worker (its CPU time is read from `/proc`) and no privilege over it.
+        """
+        while True:
+            await anyio.sleep(self.idle_watch)
+            for worker in list(self._workers):
+                if worker.idle_cpu is not None and worker in self._workers and not _rested(worker):
+                    await self._replace(worker)
 
     async def _start(self, *, task_status: TaskStatus[None]) -> None:
         """Start one worker; its failure is the caller's error (`tg.start` raises it)."""
@@ -131,7 +146,7 @@ class WorkerPool:
             yield worker
         finally:
             if worker.healthy and not self.fresh and worker.process.returncode is None:
-                worker.idle_cpu = cpu_seconds(worker.process.pid)
+                worker.idle_cpu = worker.cpu.seconds()
                 self._send.send_nowait(worker)
             else:
                 await self._replace(worker)
@@ -146,7 +161,10 @@ class WorkerPool:
                 assert self._tasks is not None
                 self._tasks.start_soon(self._start_replacement)  # try again for the next run
                 raise self._failure
+            if worker not in self._workers:
+                continue  # replaced while idle (`_watch`)
             if worker.process.returncode is None and _rested(worker):
+                worker.idle_cpu = None  # lent: its CPU is its run's
                 return worker
             await self._replace(worker)  # died, or computed, while idle: replace it, take the next
 
@@ -165,5 +183,10 @@ def _rested(worker: WorkerProcess) -> bool:
     """
     if worker.idle_cpu is None:
         return True
-    now = cpu_seconds(worker.process.pid)
+    now = worker.cpu.seconds()
     return now is None or (now - worker.idle_cpu <= IDLE_CPU and now < CPU_CEILING / 2)
+
+
+IDLE_WATCH = 1.0
+"""Seconds between two looks at the idle workers' CPU time: a worker spinning between runs is replaced after at
+most about this long and `IDLE_CPU` of CPU."""

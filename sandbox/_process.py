@@ -22,7 +22,7 @@ import anyio
 
 from sandbox._confine import Layers
 from sandbox._conversation import Conversation
-from sandbox._distrust import Admission, checked_result
+from sandbox._distrust import KILL_GRACE, Admission, CpuClock, checked_result
 from sandbox._pipe import FramePipe
 from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
 from sandbox.errors import SandboxError
@@ -42,7 +42,6 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 WORKER = ("-m", "sandbox._worker")
 """How the interpreter is told to run a pool's worker."""
 _START_TIMEOUT = 30.0
-_KILL_GRACE = 1.0
 
 
 class WorkerProcess:
@@ -58,6 +57,8 @@ class WorkerProcess:
         self._run_ids = itertools.count(1)
         self.idle_cpu: float | None = None
         """CPU seconds the worker had used when its last run ended (None: not known)."""
+        self.cpu = CpuClock(process.pid)
+        """The worker's CPU time, as the pool reads it between runs."""
 
     @classmethod
     async def start(cls, memory: int, confinement: Confinement, *, entry: tuple[str, ...] = WORKER) -> WorkerProcess:
@@ -121,7 +122,7 @@ class WorkerProcess:
         except TimeoutError:
             raise SandboxError(f"a sandbox worker process was not ready within {_START_TIMEOUT:g} s") from None
         except _BREAKAGE as error:
-            with anyio.move_on_after(_KILL_GRACE):
+            with anyio.move_on_after(KILL_GRACE):
                 await self.process.wait()
             raise SandboxError(
                 f"a sandbox worker process exited before it was ready (exit status {self.process.returncode}, "
@@ -182,7 +183,7 @@ class WorkerProcess:
         conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=Admission(limits))
         try:
             await self.pipe.send_frame(frame)
-            with anyio.move_on_after(limits.timeout + _KILL_GRACE) as deadline:
+            with anyio.move_on_after(limits.timeout + KILL_GRACE) as deadline:
                 result = await conversation.serve()
         except BaseException as error:
             if _is_breakage(error):
@@ -238,6 +239,7 @@ class WorkerProcess:
             await self.process.wait()
             await self.process.aclose()
         self.pipe.close()
+        self.cpu.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 

@@ -38,6 +38,15 @@ def encode(message: dict[str, Any]) -> bytes:
     return HEADER.pack(len(payload)) + payload
 
 
+def encode_with_text(message: dict[str, Any], key: str, text: str) -> bytes:
+    """One frame holding `message` and `key` set to `text`, a JSON text `json.dumps` wrote, put in as it is."""
+    head = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    payload = f'{head[:-1]},"{key}":{text}}}'.encode("utf-8", "surrogatepass")
+    if len(payload) > MAX_FRAME:
+        raise FrameTooLargeError(len(payload))
+    return HEADER.pack(len(payload)) + payload
+
+
 def frame_size(header: bytes | bytearray) -> int:
     """The payload size announced by a frame header."""
     (size,) = HEADER.unpack(header)

@@ -312,6 +312,7 @@ def _done_frame(run_id: object, result: RunResult) -> bytes:
 
 def main(worker: type[Worker] | None = None) -> None:
     """Entry point of the worker process: `python -m sandbox._worker MEMORY [CONFINEMENT]`."""
+    os.environ.pop("PYTHONPATH", None)  # read at start-up already; where the host's install lives is not the code's
     inbound, outbound = _detach_stdio()
     memory = _Memory(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     confinement = Confinement.from_arg(sys.argv[2]) if len(sys.argv) > 2 else Confinement()

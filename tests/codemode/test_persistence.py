@@ -139,3 +139,12 @@ def test_a_state_with_bad_variable_names_is_refused() -> None:
         "variables": {"x": [1]},
         "assigned": ["x"],
     }
+
+
+async def test_an_assigned_name_longer_than_a_name_can_be_is_not_remembered() -> None:
+    """A 300-character top-level name is not kept in the state's names (a forged worker's could be megabytes)."""
+    async with CodeMode(weather_catalog([]), isolation="inline") as cm:
+        state = cm.new_state()
+        result = await cm.execute(f"{'a' * 300} = 1\nok = 2", state)
+    assert result.ok, result.text
+    assert state.to_json()["assigned"] == ["ok"]

@@ -3,7 +3,6 @@
 The asyncio facade hands out no loop, no Future and no real Task; no awaitable yields what it waits on when driven
 by hand (`send`, `throw`, `next`, iteration); delays reach the loop as plain floats; tasks and async generators that
 swallow their cancellation end with the run.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -95,6 +94,22 @@ def driven_by_hand(name: str, awaitable: str, expected: Outcome, **kwargs: Any) 
     drives = "".join(f"results.append(attempt(lambda: {drive}({awaitable})))\n" for drive in _DRIVES)
     return case(name, (_DRIVE, drives + "return results"), expected, **kwargs)
 
+
+_LATE = """
+import asyncio
+class Late:
+    def __radd__(self, other):
+        return self
+    def __sub__(self, other):
+        return 1000.0
+    def __lt__(self, other):
+        return False
+    def __gt__(self, other):
+        return True
+    def __float__(self):
+        return 1000.0
+"""
+"""A delay of the code's own class that compares and converts like a large number; timers take real numbers only."""
 
 CASES = [
     case(
@@ -560,118 +575,44 @@ CASES = [
     ),
     case(
         "sleep_with_a_delay_of_the_codes_class",
-        """
-        import asyncio
-        class Late:
-            def __radd__(self, other):
-                return self
-            def __sub__(self, other):
-                return 1000.0
-            def __lt__(self, other):
-                return False
-            def __gt__(self, other):
-                return True
-            def __float__(self):
-                return 1000.0
-        await asyncio.sleep(Late())
-        """,
+        (_LATE, "await asyncio.sleep(Late())"),
         raised("TypeError", "a delay must be a number of seconds (an int or a float), not 'Late'"),
     ),
     case(
         "timeout_with_a_delay_of_the_codes_class",
-        """
-        import asyncio
-        class Late:
-            def __radd__(self, other):
-                return self
-            def __sub__(self, other):
-                return 1000.0
-            def __lt__(self, other):
-                return False
-            def __gt__(self, other):
-                return True
-            def __float__(self):
-                return 1000.0
-        async with asyncio.timeout(Late()):
-            pass
-        """,
+        (
+            _LATE,
+            """
+            async with asyncio.timeout(Late()):
+                pass
+            """,
+        ),
         raised("TypeError", "a timeout must be a number of seconds (an int or a float), not 'Late'"),
     ),
     case(
         "reschedule_with_a_delay_of_the_codes_class",
-        """
-        import asyncio
-        class Late:
-            def __radd__(self, other):
-                return self
-            def __sub__(self, other):
-                return 1000.0
-            def __lt__(self, other):
-                return False
-            def __gt__(self, other):
-                return True
-            def __float__(self):
-                return 1000.0
-        async with asyncio.timeout(None) as t:
-            t.reschedule(Late())
-        """,
+        (
+            _LATE,
+            """
+            async with asyncio.timeout(None) as t:
+                t.reschedule(Late())
+            """,
+        ),
         raised("TypeError", "a deadline must be a number of seconds (an int or a float), not 'Late'"),
     ),
     case(
         "wait_for_with_a_delay_of_the_codes_class",
-        """
-        import asyncio
-        class Late:
-            def __radd__(self, other):
-                return self
-            def __sub__(self, other):
-                return 1000.0
-            def __lt__(self, other):
-                return False
-            def __gt__(self, other):
-                return True
-            def __float__(self):
-                return 1000.0
-        await asyncio.wait_for(asyncio.sleep(0), Late())
-        """,
+        (_LATE, "await asyncio.wait_for(asyncio.sleep(0), Late())"),
         raised("TypeError", "a timeout must be a number of seconds (an int or a float), not 'Late'"),
     ),
     case(
         "wait_with_a_delay_of_the_codes_class",
-        """
-        import asyncio
-        class Late:
-            def __radd__(self, other):
-                return self
-            def __sub__(self, other):
-                return 1000.0
-            def __lt__(self, other):
-                return False
-            def __gt__(self, other):
-                return True
-            def __float__(self):
-                return 1000.0
-        await asyncio.wait([asyncio.create_task(asyncio.sleep(0))], timeout=Late())
-        """,
+        (_LATE, "await asyncio.wait([asyncio.create_task(asyncio.sleep(0))], timeout=Late())"),
         raised("TypeError", "a timeout must be a number of seconds (an int or a float), not 'Late'"),
     ),
     case(
         "as_completed_with_a_delay_of_the_codes_class",
-        """
-        import asyncio
-        class Late:
-            def __radd__(self, other):
-                return self
-            def __sub__(self, other):
-                return 1000.0
-            def __lt__(self, other):
-                return False
-            def __gt__(self, other):
-                return True
-            def __float__(self):
-                return 1000.0
-        asyncio.as_completed([asyncio.sleep(0)], timeout=Late())
-        """,
+        (_LATE, "asyncio.as_completed([asyncio.sleep(0)], timeout=Late())"),
         raised("TypeError", "a timeout must be a number of seconds (an int or a float), not 'Late'"),
     ),
     case(

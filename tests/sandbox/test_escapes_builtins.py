@@ -4,7 +4,6 @@ The guards live in the run's globals under reserved names (`_getattr_`, `_tick_`
 (parameters, assignments, imports, `global`, walrus, `match` captures) is refused at compile time, including through
 NFKC-normalised look-alike identifiers. `eval`, `exec`, `compile`, `globals`, `vars` and the interactive builtins are
 not offered, and the run's globals dict cannot be reached to overwrite a guard.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

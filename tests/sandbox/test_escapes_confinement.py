@@ -3,7 +3,6 @@
 In the sandbox's language layer there is no `open`, no `os`, `subprocess`, `socket` or `ctypes`; behind it, a worker is
 confined by the OS (no file access, no sockets, no new processes): unrestricted code in a probe worker confined
 like the pool's gets `EPERM` for each system-level attempt.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 `SystemExit`, `KeyboardInterrupt`, `exit()`, `BaseException` subclasses and forged stop signals end only the run;
 `except BaseException`, `finally`, `__exit__` returning true and cancellation swallowed in a loop cannot outlive the
 budget, the wall clock, the call limit or the output limit; an exception's `__str__` cannot hang or flood the report.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 `str.format`, `format_map`, f-strings, nested specs and `string` helpers can walk attributes (`{0.__class__}`); each
 field's attribute is read through the same guard as `getattr`, subclasses of `str` get no unguarded `format`, and
 huge widths are size-checked.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 Every handle on a frame (`gi_frame`, `cr_frame`, `ag_frame`, `tb_frame`, `f_back`, `f_globals`) or a code
 object (`gi_code`, `__code__`), by attribute or by `getattr`, is refused: a frame's globals would hand out the real
 builtins.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

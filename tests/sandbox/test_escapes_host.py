@@ -3,7 +3,6 @@
 Host functions get only plain JSON (functions, instances, generators, NaN and cycles are refused with the path;
 sets, subclasses and int keys convert), results and host errors come back as plain data with nothing of the host
 object on them, proxies hide their state, and `copy`/`dataclasses` never call the code's hooks with the memo.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ Only allow-listed modules import, as facades holding chosen names, so nothing be
 `json.codecs.builtins`, `random._os`) is reachable; private names cannot be imported; stdlib helpers that would
 evaluate strings (`typing.get_type_hints`, `ForwardRef`) are absent, and those that write classes or source
 (`@dataclass`, `Enum(...)`, `functools.update_wrapper`, `re`) take only plain, checked names.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

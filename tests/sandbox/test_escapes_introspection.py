@@ -3,7 +3,6 @@
 Walks from any object to `object.__subclasses__()`, `__mro__`, `__globals__` and friends, by attribute, by `getattr`
 with a name built at run time, through `operator`/`functools` helpers, `match` patterns, and class hooks a class body or
 three-argument `type()` would install. Each is refused by the compile-time policy or a runtime guard, by name.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 A run that changes what it can see (modules, stdlib classes, the decimal context, random's seed, typing's caches)
 changes only its own copy: the next run, on any worker, and the host see a fresh world.
-Every case states its exact outcome (see `redteam_kit`); both isolation modes run it unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -44,6 +43,21 @@ if TYPE_CHECKING:
 
     from sandbox import Sandbox
 
+_SELF_HASHED = """
+import typing
+class M(type):
+    def __hash__(cls):
+        return 8749697747494
+    def __eq__(cls, other):
+        return True
+K = M("K", (), {})
+"""
+"""A class whose `__hash__` and `__eq__` the code defined: typing's caches would compare it with the host's keys."""
+SELF_HASHED_REFUSED = guard(
+    "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
+)
+"""How the typing facade refuses `_SELF_HASHED`'s class, in any subscription."""
+
 CASES = [
     case(
         "decimal_contexts_work_as_in_python",
@@ -70,117 +84,57 @@ CASES = [
     ),
     case(
         "typing_optional_with_an_argument_hashed_by_the_code",
-        """
-        import typing
-        class M(type):
-            def __hash__(cls):
-                return 8749697747494
-            def __eq__(cls, other):
-                return True
-        K = M("K", (), {})
-        x = typing.Optional[K]
-        """,
-        guard(
-            "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
-        ),
+        (_SELF_HASHED, "x = typing.Optional[K]"),
+        SELF_HASHED_REFUSED,
     ),
     case(
         "typing_union_with_an_argument_hashed_by_the_code",
-        """
-        import typing
-        class M(type):
-            def __hash__(cls):
-                return 8749697747494
-            def __eq__(cls, other):
-                return True
-        K = M("K", (), {})
-        x = typing.Union[int, K]
-        """,
-        guard(
-            "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
-        ),
+        (_SELF_HASHED, "x = typing.Union[int, K]"),
+        SELF_HASHED_REFUSED,
     ),
     case(
         "typing_list_with_an_argument_hashed_by_the_code",
-        """
-        import typing
-        class M(type):
-            def __hash__(cls):
-                return 8749697747494
-            def __eq__(cls, other):
-                return True
-        K = M("K", (), {})
-        x = typing.List[K]
-        """,
-        guard(
-            "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
-        ),
+        (_SELF_HASHED, "x = typing.List[K]"),
+        SELF_HASHED_REFUSED,
     ),
     case(
         "typing_callable_with_an_argument_hashed_by_the_code",
-        """
-        import typing
-        class M(type):
-            def __hash__(cls):
-                return 8749697747494
-            def __eq__(cls, other):
-                return True
-        K = M("K", (), {})
-        x = typing.Callable[[K], int]
-        """,
-        guard(
-            "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
-        ),
+        (_SELF_HASHED, "x = typing.Callable[[K], int]"),
+        SELF_HASHED_REFUSED,
     ),
     case(
         "typing_generic_class_with_an_argument_hashed_by_the_code",
-        """
-        import typing
-        class M(type):
-            def __hash__(cls):
-                return 8749697747494
-            def __eq__(cls, other):
-                return True
-        K = M("K", (), {})
-        T = typing.TypeVar('T')
-        class Box(typing.Generic[T]):
-            pass
-        x = Box[K]
-        """,
-        guard(
-            "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
+        (
+            _SELF_HASHED,
+            """
+            T = typing.TypeVar('T')
+            class Box(typing.Generic[T]):
+                pass
+            x = Box[K]
+            """,
         ),
+        SELF_HASHED_REFUSED,
     ),
     case(
         "typing_itemgetter_with_an_argument_hashed_by_the_code",
-        """
-        import typing
-        class M(type):
-            def __hash__(cls):
-                return 8749697747494
-            def __eq__(cls, other):
-                return True
-        K = M("K", (), {})
-        import operator
-        x = operator.itemgetter(K)(typing.Optional)
-        """,
-        guard(
-            "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
+        (
+            _SELF_HASHED,
+            """
+            import operator
+            x = operator.itemgetter(K)(typing.Optional)
+            """,
         ),
+        SELF_HASHED_REFUSED,
     ),
     case(
         "typing_chainmap_forwards_a_subscription_with_an_argument_hashed_by_the_code",
-        """
-        import typing
-        class M(type):
-            def __hash__(cls):
-                return 8749697747494
-            def __eq__(cls, other):
-                return True
-        K = M("K", (), {})
-        import collections
-        x = collections.ChainMap(typing.Optional)[K]
-        """,
+        (
+            _SELF_HASHED,
+            """
+            import collections
+            x = collections.ChainMap(typing.Optional)[K]
+            """,
+        ),
         raised("TypeError", "a ChainMap holds mappings, not '_SpecialForm'"),
     ),
     case(
@@ -194,9 +148,7 @@ CASES = [
                 return hash("x")
         x = typing.Literal[S("y")]
         """,
-        guard(
-            "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
-        ),
+        SELF_HASHED_REFUSED,
     ),
     case(
         "typing_still_takes_the_codes_plain_classes",

@@ -9,6 +9,7 @@ error kinds, floods of calls, CPU burnt between runs, and state kept for later r
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
 from sandbox._distrust import IDLE_CPU, cpu_seconds
 from sandbox._pipe import MAX_UNREAD, MAX_VALUES
+from sandbox._pool import IDLE_WATCH
 from sandbox._process import WorkerProcess
 from sandbox.limits import calls_message, output_message, timeout_message
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 HOSTILE = r"""
-import asyncio, gc, time
+import asyncio, gc, os, resource, signal, time
 from sandbox import _compile, _worker
 from sandbox._protocol import HEADER, encode
 from sandbox._hostcall import Call, HostFailure
@@ -64,6 +66,16 @@ class Hostile(_worker.Worker):
             calls = [self.call(run_id, Call("slow", None, [payload], {})) for _ in range(30)]
             values = await asyncio.gather(*calls, return_exceptions=True)
             return self.done(run_id, {"value": [v if isinstance(v, int) else repr(v) for v in values]})
+        if name == "defy":  # what the CPU rlimit cannot stop: `SIGXCPU` ignored, the soft limit raised to the hard
+            signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_CPU, (_worker.CPU_CEILING, _worker.CPU_CEILING))
+            name = "spin"
+        if name == "mixed":
+            async def quick_later():
+                await asyncio.sleep(0.02)  # `slow` holds the one slot on the host by now
+                return await self.call(run_id, Call("quick", None, [[0]], {}))
+            values = await asyncio.gather(self.call(run_id, Call("slow", None, [[0]], {})), quick_later())
+            return self.done(run_id, {"value": values})
         if name == "spin":
             def spin():
                 while True:
@@ -86,6 +98,18 @@ class Hostile(_worker.Worker):
             payload = b'{"t":"call","run":%d,"id":1,"fn":"nope","args":[%s0]}' % (run_id, values)
             self.write(HEADER.pack(len(payload)) + payload)
             return self.done(run_id, {"value": "sent"})
+        if name == "counts":  # names and counts no run of these limits could have made
+            return self.done(run_id, {
+                "value": 1, "assigned": ["a" * 300, "not an identifier", "ok"], "names": ["t." + "x" * 600, "t.y"],
+                "calls": 10**6, "duration": 1e9,
+            })
+        if name == "deep":  # deeper than a worker's own conversion goes
+            value = []
+            for _ in range(150):
+                value = [value]
+            return self.done(run_id, {"value": value})
+        if name == "environ":
+            return self.done(run_id, {"value": dict(os.environ)})
         if name == "cache":
             sources = ["\n".join(getattr(entry, "lines", ())) for entry in _compile._cache.values()]
             return self.done(run_id, {"value": [s for s in sources if "VICTIM" in s]})
@@ -95,11 +119,12 @@ _worker.main(Hostile)
 
 
 @contextlib.asynccontextmanager
-async def hostile(limits: Limits, *, fresh: bool = False) -> AsyncIterator[Sandbox]:
-    """A one-worker process sandbox whose workers run `HOSTILE`."""
+async def hostile(limits: Limits, *, fresh: bool = False, idle_watch: float = IDLE_WATCH) -> AsyncIterator[Sandbox]:
+    """A one-worker process sandbox whose workers run `HOSTILE` (its pool looks at idle workers so often)."""
     sandbox = Sandbox(isolation="process", workers=1, limits=limits, fresh_workers=fresh)
     assert sandbox._pool is not None
     sandbox._pool.entry = ("-c", HOSTILE)
+    sandbox._pool.idle_watch = idle_watch
     async with sandbox:
         yield sandbox
 
@@ -201,10 +226,36 @@ async def test_the_host_holds_a_bounded_number_of_calls_however_fast_a_worker_se
     assert max(held) <= 2  # `2 * concurrent_calls` held at most; without the bound, all 30 at once
 
 
+async def test_a_sync_function_waits_for_a_free_slot_held_by_an_async_call() -> None:
+    """A worker that sends a sync call while its one in-flight slot is taken: the host runs it once the slot frees."""
+    limits = Limits(timeout=10.0, concurrent_calls=1)
+    order: list[str] = []
+
+    async def slow(data: list[int]) -> int:
+        order.append("slow begins")
+        await anyio.sleep(0.05)
+        order.append("slow ends")
+        return 1
+
+    def quick(data: list[int]) -> int:
+        order.append("quick")
+        return 2
+
+    dispatcher = Dispatcher({"slow": slow, "quick": quick}, limits, limit=True)
+    worker = await WorkerProcess.start(0, Confinement(), entry=("-c", HOSTILE))
+    try:
+        result = await worker.run("#hostile mixed", limits=limits, dispatcher=dispatcher, error_names=())
+    finally:
+        await worker.kill()
+    assert result.error is None, result.error
+    assert result.value == [1, 2]
+    assert order == ["slow begins", "slow ends", "quick"]
+
+
 @pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
 async def test_a_worker_that_computes_between_runs_is_replaced_before_the_next_run() -> None:
     """Code left spinning on the worker's loop after `done`: the pool sees its CPU time grow and hands out another."""
-    async with hostile(Limits(timeout=5.0)) as sb:
+    async with hostile(Limits(timeout=5.0), idle_watch=3600) as sb:  # the check at the next run, not the idle one
         spun = await sb.run("#hostile spin")
         assert spun.value == "ok"
         spinner = pid(sb)
@@ -222,7 +273,7 @@ async def test_a_worker_that_computes_between_runs_is_replaced_before_the_next_r
 @pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
 async def test_a_worker_spinning_after_its_run_is_stopped_by_its_cpu_rlimit() -> None:
     """The CPU soft limit is the run's wall clock: a worker spinning after a 0.1 s run gets `SIGXCPU`."""
-    async with hostile(Limits(timeout=0.1)) as sb:
+    async with hostile(Limits(timeout=0.1), idle_watch=3600) as sb:  # the pool's own look at idle workers held off
         assert (await sb.run("#hostile spin")).value == "ok"
         assert sb._pool is not None
         [worker] = sb._pool._workers
@@ -272,6 +323,55 @@ async def test_a_frame_of_more_values_than_an_honest_worker_sends_is_refused_bef
         )
         assert (await sb.run("return 8")).value == 8
         assert pid(sb) != before
+
+
+async def test_names_and_counts_past_what_the_run_could_make_are_cut_and_the_worker_replaced() -> None:
+    """A 300-character or non-identifier name assigned, a 602-character call label, 10**6 calls, 1e9 seconds."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile counts")
+        assert (result.value, result.error) == (1, None)
+        assert (result.assigned, result.names, result.calls, result.duration) == (("ok",), ("t.y",), 1000, 6.0)
+        assert (await sb.run("return 9")).value == 9
+        assert pid(sb) != before
+
+
+async def test_a_value_deeper_than_a_worker_converts_is_refused_by_the_host() -> None:
+    """150 nested lists (a worker stops at 100): the worker's own `TypeError`, no value, the worker replaced."""
+    async with hostile(SMALL) as sb:
+        before = pid(sb)
+        result = await sb.run("#hostile deep")
+        assert result.value is None
+        assert result.error is not None
+        deep = "the returned value" + "[0]" * 100 + " is nested more than 100 levels deep"
+        assert (result.error.kind, result.error.type_name, result.error.message) == ("runtime", "TypeError", deep)
+        assert (await sb.run("return 1")).value == 1
+        assert pid(sb) != before
+
+
+@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
+async def test_a_worker_that_defies_its_cpu_rlimit_is_killed_while_the_pool_is_idle() -> None:
+    """`SIGXCPU` ignored, the soft limit raised, a spin after `done`: the idle pool kills it, no run asking."""
+    async with hostile(Limits(timeout=0.1)) as sb:
+        assert (await sb.run("#hostile defy")).value == "ok"
+        assert sb._pool is not None
+        [worker] = sb._pool._workers
+        with anyio.fail_after(20):  # about `IDLE_WATCH`; without the pool's look, up to an hour of CPU
+            await worker.process.wait()
+        assert worker.process.returncode == -signal.SIGKILL
+        assert (await sb.run("return 10")).value == 10
+
+
+async def test_a_workers_environment_is_the_scrubbed_one_without_the_hosts_import_path() -> None:
+    """What code holding the worker reads in `os.environ`: no host variable, and not where the host is installed."""
+    async with hostile(SMALL) as sb:
+        result = await sb.run("#hostile environ")
+    assert result.value == {
+        "PATH": os.defpath,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+    }
 
 
 async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:

@@ -1,0 +1,155 @@
+# Snapshots hold the one-line messages the model reads verbatim, which are longer than a source line.
+# ruff: noqa: E501
+"""A tool's result on the host: converted, measured and encoded once, checked again only where a hook touched it."""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from inline_snapshot import snapshot
+
+from codemode import Catalog, CodeMode
+from codemode.policy import CallOutcome, Policy, ReplaceResult
+from sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from codemode import ExecuteResult
+
+ISOLATIONS = pytest.mark.parametrize("isolation", ["inline", "process"])
+
+
+class Color(enum.StrEnum):
+    """A str Enum, as tools return them: its JSON is its value."""
+
+    RED = "red"
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """The module's sandboxes live on one event loop."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def sandboxes() -> AsyncIterator[dict[str, Sandbox]]:
+    """One open sandbox per isolation, shared by the module's tests."""
+    async with Sandbox(isolation="inline") as inline, Sandbox(isolation="process") as process:
+        yield {"inline": inline, "process": process}
+
+
+def rows_catalog() -> Catalog:
+    catalog = Catalog()
+
+    @catalog.tool
+    def export_rows(count: int) -> list[dict[str, Any]]:
+        """Export table rows."""
+        return [{"id": i, "name": f"row {i}"} for i in range(count)]
+
+    @catalog.tool
+    def paint() -> dict[str, Any]:
+        """The colour of a thing."""
+        return {"color": Color.RED, "shades": (1, 2)}
+
+    @catalog.tool
+    def flood() -> list[str]:
+        """A list of one big string, listed many times: a few objects, far too much JSON."""
+        return ["x" * 1000] * 1_000_000
+
+    return catalog
+
+
+async def execute(sb: Sandbox, code: str, **options: Any) -> ExecuteResult:
+    async with CodeMode(rows_catalog(), sandbox=sb, **options) as cm:
+        return await cm.execute(code, cm.new_state())
+
+
+@ISOLATIONS
+async def test_a_converted_result_reaches_the_code_with_no_second_check(
+    sandboxes: dict[str, Sandbox], isolation: str
+) -> None:
+    """The sandbox takes the text codemode encoded: a str Enum arrives as its value (a check would refuse it)."""
+    result = await execute(sandboxes[isolation], "r = await tools.paint()\nreturn [r, type(r['color']).__name__]")
+
+    assert result.run.value == [{"color": "red", "shades": [1, 2]}, "str"]
+    assert result.calls[0].result == {"color": Color.RED, "shades": [1, 2]}
+
+
+@ISOLATIONS
+async def test_a_result_an_after_hook_replaced_is_checked_in_full(
+    sandboxes: dict[str, Sandbox], isolation: str
+) -> None:
+    """What a hook hands back is not taken on trust: the sandbox's check names the place that is not JSON."""
+
+    def replace(outcome: CallOutcome) -> ReplaceResult:
+        return ReplaceResult({"rows": [1, {2, 3}]})  # type: ignore[dict-item]  # a hook's bug, as the test means it
+
+    result = await execute(sandboxes[isolation], "return await tools.paint()", policy=Policy(after=[replace]))
+
+    assert result.run.error is not None
+    assert result.run.error.message == snapshot(
+        "TypeError: `tools.paint` returned data that is not JSON: value['rows'][1] is a set, not JSON data (use dict, list, str, int, float, bool, None) (line 1)"
+    )
+
+
+@ISOLATIONS
+async def test_a_result_an_after_hook_changed_in_place_is_checked_in_full(
+    sandboxes: dict[str, Sandbox], isolation: str
+) -> None:
+    """A hook that edits the result it was shown, rather than replace it, is checked too: the edit is what goes on."""
+
+    def edit(outcome: CallOutcome) -> None:
+        assert isinstance(outcome.result, list)
+        outcome.result[1]["seen"] = {"audit"}  # type: ignore[index]  # a hook's bug, as the test means it
+
+    result = await execute(sandboxes[isolation], "return await tools.export_rows(count=2)", policy=Policy(after=[edit]))
+
+    assert result.run.error is not None
+    assert result.run.error.message == snapshot(
+        "TypeError: `tools.export_rows` returned data that is not JSON: value[1]['seen'] is a set, not JSON data (use dict, list, str, int, float, bool, None) (line 1)"
+    )
+
+
+@ISOLATIONS
+async def test_a_result_over_max_tool_result_is_refused_once_with_the_same_message(
+    sandboxes: dict[str, Sandbox], isolation: str
+) -> None:
+    """Over the limit: the size and what to do, from codemode alone; far over it, refused before it is written out."""
+    code = """
+out = []
+for call in ("tools.export_rows(count=100)", "tools.flood()"):
+    try:
+        await (tools.export_rows(count=100) if "rows" in call else tools.flood())
+    except ToolError as error:
+        out.append(str(error))
+return out
+"""
+    result = await execute(sandboxes[isolation], code, max_tool_result=1000)
+
+    assert result.run.value == snapshot(
+        [
+            "tools.export_rows() returned 2,980 bytes, over the 1,000 byte limit; ask for less (filters, pagination, fewer fields)",
+            "tools.flood() returned more than 16,000 bytes, over the 1,000 byte limit; ask for less (filters, pagination, fewer fields)",
+        ]
+    )
+    assert [call.error for call in result.calls] == result.run.value
+
+
+@ISOLATIONS
+async def test_the_code_changing_a_result_leaves_the_recorded_result_as_it_was(
+    sandboxes: dict[str, Sandbox], isolation: str
+) -> None:
+    """The code gets its own copy: what the host recorded (and would replay after an approval) stays as returned."""
+    code = """
+rows = await tools.export_rows(count=2)
+rows[0]["name"] = "changed"
+rows.append("extra")
+return rows
+"""
+    result = await execute(sandboxes[isolation], code)
+
+    assert result.run.value == [{"id": 0, "name": "changed"}, {"id": 1, "name": "row 1"}, "extra"]
+    assert result.calls[0].result == [{"id": 0, "name": "row 0"}, {"id": 1, "name": "row 1"}]

@@ -1,0 +1,202 @@
+"""The host's side of a run on the pipe: a reader callback on asyncio, the run's own task elsewhere, same outcomes.
+
+On asyncio the host watches a worker's pipe with a reader callback for the whole run: it answers sync host
+functions itself and hands calls that have to wait to answering tasks, which take the next such call when they
+are done. On another event loop the run's task reads the pipe itself (`FramePipe.watch` says it cannot). Both
+give the code the same values, errors and limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import anyio
+import pytest
+
+from sandbox import Limits, Sandbox
+from sandbox._confine import Confinement
+from sandbox._dispatch import Dispatcher
+from sandbox._distrust import Admission, CpuClock, checked_result, cpu_seconds
+from sandbox._process import WorkerProcess
+from sandbox.result import RunResult
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from sandbox.functions import HostFunction
+
+pytestmark = pytest.mark.anyio
+
+MIXED = """\
+import asyncio
+
+async def one(i):
+    try:
+        return await (double(i) if i % 2 else triple(i))
+    except ValueError as error:
+        return str(error)
+
+values = await asyncio.gather(*[one(i) for i in range(40)])
+return [values, [await double(i) for i in (1, 3)], await triple(2)]
+"""
+
+
+async def double(i: int) -> int:
+    await anyio.sleep(0.001 * (i % 3))
+    if i % 5 == 0:
+        raise ValueError(f"no {i}")
+    return i * 2
+
+
+def triple(i: int) -> int:
+    if i % 4 == 0:
+        raise ValueError(f"not {i}")
+    return i * 3
+
+
+EXPECTED = [
+    [
+        f"no {i}" if i % 2 and i % 5 == 0 else f"not {i}" if not i % 2 and i % 4 == 0 else i * (2 if i % 2 else 3)
+        for i in range(40)
+    ],
+    [2, 6],
+    6,
+]
+
+
+@pytest.fixture
+async def worker() -> AsyncIterator[WorkerProcess]:
+    """A worker process of the pool's own kind, confined as the pool's are."""
+    process = await WorkerProcess.start(0, Confinement())
+    try:
+        yield process
+    finally:
+        await process.kill()
+
+
+async def run(worker: WorkerProcess, code: str, functions: dict[str, HostFunction], limits: Limits) -> RunResult:
+    dispatcher = Dispatcher(functions, limits, limit=True)
+    return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=())
+
+
+@pytest.mark.parametrize("watched", [True, False], ids=["reader-callback", "task-reads"])
+async def test_sync_and_async_calls_get_the_same_outcomes_whoever_reads_the_pipe(
+    worker: WorkerProcess, watched: bool
+) -> None:
+    """40 gathered calls of both kinds, then sequential ones: each gets its own value or error, either way."""
+    if not watched:
+        worker.pipe.watch = lambda callback: False  # type: ignore[method-assign]  # as on an event loop without readers
+    limits = Limits(timeout=10.0, concurrent_calls=8)
+    result = await run(worker, MIXED, {"double": double, "triple": triple}, limits)
+    assert result.error is None, result.error
+    assert result.value == EXPECTED
+    assert result.calls == 43
+    assert worker.healthy
+
+
+@pytest.mark.parametrize("watched", [True, False], ids=["reader-callback", "task-reads"])
+async def test_the_call_limit_and_the_timeout_hold_whoever_reads_the_pipe(worker: WorkerProcess, watched: bool) -> None:
+    """Past `calls` the code gets a `call_limit` error; a call that outlasts `timeout` ends the run as `timeout`."""
+    if not watched:
+        worker.pipe.watch = lambda callback: False  # type: ignore[method-assign]
+
+    async def stuck(i: int) -> int:
+        await anyio.sleep(30)
+        return i
+
+    over = await run(worker, "for i in range(5):\n    await triple(i + 1)", {"triple": triple}, Limits(calls=3))
+    assert over.error is not None
+    assert (over.error.kind, over.calls) == ("call_limit", 3)
+    late = await run(worker, "return await stuck(1)", {"stuck": stuck}, Limits(timeout=0.5))
+    assert late.error is not None
+    assert late.error.kind == "timeout"
+    assert not worker.healthy  # cut off mid-run: the pool replaces it
+
+
+async def test_sequential_calls_that_have_to_wait_are_answered_by_one_task() -> None:
+    """Ten awaited calls one after another run in one answering task; gathered ones each in a task of their own."""
+    tasks: list[asyncio.Task[object] | None] = []
+
+    async def where(i: int) -> int:
+        tasks.append(asyncio.current_task())
+        await anyio.sleep(0.01)
+        return i
+
+    code = (
+        "import asyncio\n"
+        "s = [await where(i) for i in range(10)]\n"
+        "return s + await asyncio.gather(*[where(i) for i in range(5)])"
+    )
+    async with Sandbox(workers=1, limits=Limits(timeout=10.0)) as sb:
+        result = await sb.run(code, functions={"where": where})
+    assert result.value == [*range(10), *range(5)]
+    assert len(set(map(id, tasks[:10]))) == 1
+    assert len(set(map(id, tasks[10:]))) == 5  # in flight together: one task each (the first may be reused)
+
+
+def test_admission_is_full_at_twice_the_calls_in_flight_and_has_room_again_after_a_release() -> None:
+    """`concurrent_calls=2`: the fourth call held closes the door, one outcome opens it."""
+    admission = Admission(Limits(concurrent_calls=2))
+    for _ in range(3):
+        admission.admit(10)
+    assert not admission.full
+    admission.admit(10)
+    assert admission.full
+    admission.release(10)
+    assert not admission.full
+    assert (admission.count, admission.held, admission.held_bytes) == (4, 3, 30)
+
+
+async def test_admission_wakes_a_reader_waiting_for_room() -> None:
+    """The reader waits in `room()` while the host holds too many calls, and goes on once one is released."""
+    admission = Admission(Limits(concurrent_calls=1))
+    admission.admit(1)
+    admission.admit(1)
+    woke: list[bool] = []
+
+    async def reader() -> None:
+        await admission.room()
+        woke.append(admission.full)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reader)
+        await anyio.wait_all_tasks_blocked()
+        assert woke == []
+        admission.release(1)
+    assert woke == [False]
+
+
+def test_the_cpu_clock_reads_a_live_process_and_nothing_once_it_is_gone() -> None:
+    """A clock on a child reads what `/proc` says while it runs, and None after it exited, even if the pid is reused."""
+    if cpu_seconds(os.getpid()) is None:
+        pytest.skip("needs /proc to read a process's CPU time")
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    clock = CpuClock(child.pid)
+    try:
+        seconds = clock.seconds()
+        assert seconds is not None
+        assert seconds == cpu_seconds(child.pid)
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait()
+    assert clock.seconds() is None
+    clock.close()
+    clock.close()  # twice is fine
+    assert clock.seconds() is None
+
+
+def test_a_result_within_every_limit_is_returned_as_it_came() -> None:
+    """Nothing to cut from a scalar value: the checked result is the worker's own object, and nothing was wrong."""
+    result = RunResult(value="done", stdout="hi\n", calls=2)
+    checked, lied = checked_result(result, limits=Limits(), keeps=False, reserved=())
+    assert checked is result
+    assert not lied
+    cut, lied = checked_result(RunResult(value="x" * 50), limits=Limits(result=10), keeps=False, reserved=())
+    assert cut.value is None
+    assert cut.error is not None
+    assert (cut.error.kind, lied) == ("result_limit", True)
