@@ -5,7 +5,9 @@ returns a fresh list of 50 dicts, of about 4 KB or 200 KB of JSON, and the same 
 `[]`, so the difference is the result's own cost. Measured per run: the host's CPU (`time.thread_time_ns`, the
 event loop's thread), the worker's CPU (`/proc/PID/schedstat` of this process's children) and the wall clock;
 medians over `--repeat` rounds, the cases interleaved round by round so the load falls on each alike. Run it once
-per tree (`PYTHONPATH` pointing at each) and compare.
+per tree (`PYTHONPATH` pointing at each) and compare. `--steps` times each host step of one result alone instead:
+the conversion, its one encoding (`JsonText`), the inline copy, the frame; and, on the same data, the check and
+the frame encoding that a result not encoded by the host still gets (`check_json`, `encode`).
 
 Run: .venv/bin/python benchmarks/tool_result_bench.py --repeat 300
 """
@@ -22,6 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from codemode import Catalog, CodeMode
+from codemode._results import to_json
+from sandbox import JsonText
+from sandbox._jsonvalue import check_json
+from sandbox._protocol import encode, encode_with_text
 
 CODE = "r = await tools.rows(size=size)\nreturn len(r)"
 SIZES = {"empty": 0, "4 KB": 1, "200 KB": 3950}
@@ -97,11 +103,50 @@ async def measure(repeat: int) -> dict[str, dict[str, list[float]]]:
     return samples
 
 
+def cpu_us(step: Any, rounds: int) -> float:
+    """Median CPU microseconds of one call of `step`, over `rounds` batches of 20."""
+    times = []
+    for _ in range(rounds):
+        started = time.thread_time_ns()
+        for _ in range(20):
+            step()
+        times.append((time.thread_time_ns() - started) / 20 / 1000)
+    return statistics.median(times)
+
+
+def steps(rounds: int) -> None:
+    print("| step | " + " | ".join(f"{case}" for case in SIZES if case != "empty") + " |")
+    print("|---|" + "---:|" * (len(SIZES) - 1))
+    cells: dict[str, list[float]] = {}
+    for case, size in SIZES.items():
+        if case == "empty":
+            continue
+        data = make_rows(size)
+        converted = to_json(data)
+        text = JsonText(converted)
+        head = {"t": "result", "id": 1, "ok": True}
+        for name, step in {
+            "convert (`to_json`)": lambda: to_json(data),  # noqa: B023  # used within this iteration
+            "encode once, the size (`JsonText`)": lambda: JsonText(converted),  # noqa: B023
+            "inline copy (`JsonText.copy`)": text.copy,
+            "the frame (`encode_with_text`)": lambda: encode_with_text(head, "value", text.text),  # noqa: B023
+            "not encoded by the host: check and copy (`check_json`)": lambda: check_json(converted),  # noqa: B023
+            "not encoded by the host: the frame (`encode`)": lambda: encode({**head, "value": converted}),  # noqa: B023
+        }.items():
+            cells.setdefault(name, []).append(cpu_us(step, rounds))
+    for name, values in cells.items():
+        print(f"| {name} | " + " | ".join(f"{value:,.0f} µs" for value in values) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--json", action="store_true", help="print the medians as JSON")
+    parser.add_argument("--steps", action="store_true", help="time each host step of one result alone")
     args = parser.parse_args()
+    if args.steps:
+        steps(max(args.repeat // 10, 5))
+        return
     sizes = {case: len(json.dumps(make_rows(size), ensure_ascii=False)) for case, size in SIZES.items()}
     samples = asyncio.run(measure(args.repeat))
     medians = {cell: {k: statistics.median(v) for k, v in values.items()} for cell, values in samples.items()}

@@ -1,7 +1,8 @@
 """Runtime guards: the functions the policy's rewritten code calls (`_getattr_`, `_tick_`, `_mul_`, ...).
 
-One `Guards` is made per run. It owns the operation budget and knows which classes the run created (their
-`_private` attributes are the code's own); the size caps on single operations come from `SizeGuards`.
+One `Guards` is made per run. It knows which classes the run created (their `_private` attributes are the code's
+own); the operation budget comes from `Budget` (`sandbox._ticks`), the size caps on single operations from
+`SizeGuards`.
 """
 
 from __future__ import annotations
@@ -13,32 +14,33 @@ import decimal
 import functools
 import inspect
 import textwrap
-import time
 import types
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
+from RestrictedPython.Guards import guarded_unpack_sequence
 
 from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
 from sandbox._classes import SANDBOX_CLASS_MARK, real_bases
 from sandbox._compile import FILENAME
 from sandbox._decimalctx import ContextWrites
 from sandbox._dunders import own_instances_only, read_dunder
+from sandbox._policy_fast import fast_names
 from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
-from sandbox._signals import SEAL, StopRun, forbid
+from sandbox._signals import forbid
 from sandbox._sizes import SizeGuards
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox._supers import super_attribute
+from sandbox._ticks import Budget
 from sandbox._typingfacade import check_subscription
-from sandbox.limits import timeout_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from sandbox._repeat import Repeat
 
-_TICK_CHUNK = 1024
+_UNTICKED_RANGE = 1024
+"""The longest range a comprehension iterates without ticks (a list or dict of the code's is never ticked)."""
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _MUTABLE = (dict, list, set, bytearray)
@@ -49,74 +51,19 @@ _PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
 """Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
 
 
-class Guards(SizeGuards):
+class Guards(SizeGuards, Budget):
     """The per-run guard functions: the operation budget, attribute and write rules, and the size guards."""
 
     def __init__(
         self, *, operations: int, deadline: float, timeout: float, max_size: int, repeat: Repeat | None
     ) -> None:
-        super().__init__(max_size=max_size)
+        SizeGuards.__init__(self, max_size=max_size)
+        Budget.__init__(self, operations=operations, deadline=deadline, timeout=timeout)
         self.repeat = repeat
         """What makes the run repeatable (its seed, its clock), or None: the module facades read it on import."""
-        self.operations_left = operations
-        self.deadline = deadline
-        self.timeout = timeout
-        self.stopped: StopRun | None = None
         self.coroutines: list[Any] = []
         self.async_generators: list[Any] = []
         self._coroutine_code: types.CodeType | None = None
-        self.tick = self._make_tick()
-
-    # -- budget ------------------------------------------------------------------------------------------
-
-    def _make_tick(self) -> Callable[[], None]:
-        left = 0
-
-        def _tick_() -> None:
-            nonlocal left
-            left -= 1
-            if left <= 0:
-                left = self._refill()
-
-        def _drain() -> None:
-            nonlocal left
-            left = 0
-
-        self._drain = _drain
-        return _tick_
-
-    def _refill(self) -> int:
-        if self.stopped is not None:
-            raise self.stopped.again()
-        if self.operations_left <= 0:
-            self.stop("timeout", "the code used its whole operation budget (an endless loop?); do less work per run")
-        if time.monotonic() > self.deadline:
-            self.stop("timeout", timeout_message(self.timeout))
-        self.operations_left -= _TICK_CHUNK
-        return _TICK_CHUNK
-
-    def stop(self, kind: str, message: str) -> NoReturn:
-        """Stop the run now and at every later tick (a bare `except:` cannot swallow it)."""
-        raise self.halt(kind, message)
-
-    def halt(self, kind: str, message: str) -> StopRun:
-        """Make every later tick stop the run; returns the signal (the first one set wins)."""
-        if self.stopped is None:
-            self.stopped = StopRun(kind, message, seal=SEAL)
-        self._drain()
-        return self.stopped.again()
-
-    def finish(self) -> None:
-        """The run is over: any of its code that still runs (a generator being closed) stops at once."""
-        self.stopped = StopRun("timeout", "the run is over", seal=SEAL)
-        self._drain()
-
-    def grace(self, *, operations: int, seconds: float) -> None:
-        """A small fresh budget, for the model's code the host itself runs after a stop (an exception's `__str__`)."""
-        self.stopped = None
-        self.operations_left = operations
-        self.deadline = time.monotonic() + seconds
-        self._drain()
 
     # -- attributes and items ----------------------------------------------------------------------------
 
@@ -250,29 +197,20 @@ class Guards(SizeGuards):
             check_subscription(obj, key)
         return obj[key]
 
-    def getiter(self, obj: Iterable[Any]) -> Iterable[Any]:
-        """The iterable of a `for` statement (the loop body is budgeted by its own tick)."""
-        return obj
+    def getiter(self, obj: Iterable[Any]) -> Iterator[Any]:
+        """The iterable of a `for` statement: each item it produces takes a tick."""
+        return self.ticking(obj)
 
     def citer(self, obj: Iterable[Any]) -> Iterable[Any]:
         """The iterable of a comprehension: lazy or large ones are budgeted item by item."""
-        if type(obj) in _SMALL_CONTAINERS or (type(obj) is range and len(obj) <= _TICK_CHUNK):
+        if type(obj) in _SMALL_CONTAINERS or (type(obj) is range and len(obj) <= _UNTICKED_RANGE):
             return obj
-        return self._ticking(iter(obj))
+        return self.ticking(obj)
 
-    def _ticking(self, iterator: Iterator[Any]) -> Iterator[Any]:
-        tick = self.tick
-        for item in iterator:
-            tick()
-            yield item
-
-    def unpack_sequence(self, it: Any, spec: Any, _getiter_: Any) -> Any:
+    @staticmethod
+    def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Any:
         """Tuple assignment (RestrictedPython's guard)."""
-        return guarded_unpack_sequence(it, spec, self.getiter)  # type: ignore[no-untyped-call]
-
-    def iter_unpack_sequence(self, it: Any, spec: Any, getiter: Any) -> Any:
-        """Tuple targets of a `for` or comprehension (RestrictedPython's guard)."""
-        return guarded_iter_unpack_sequence(it, spec, getiter)  # type: ignore[no-untyped-call]
+        return guarded_unpack_sequence(it, spec, _as_is)  # type: ignore[no-untyped-call]
 
     @staticmethod
     def apply(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -308,7 +246,6 @@ class Guards(SizeGuards):
             "_write_": self.write,
             "_getiter_": self.getiter,
             "_citer_": self.citer,
-            "_iter_unpack_sequence_": self.iter_unpack_sequence,
             "_unpack_sequence_": self.unpack_sequence,
             "_apply_": self.apply,
             "_inplacevar_": self.inplace,
@@ -325,7 +262,12 @@ class Guards(SizeGuards):
             "_ilshift_": self.ilshift,
             "_imod_": self.imod,
             "_coroutine_": self.coroutine,
+            **fast_names(self.max_size),
         }
+
+
+def _as_is(obj: Iterable[Any]) -> Iterable[Any]:
+    return obj
 
 
 def _wrapped_method(obj: object, name: str, value: object) -> Callable[..., Any] | None:

@@ -2,7 +2,7 @@
 
 RestrictedPython refuses `async`, `nonlocal`, `match`, augmented assignment of items and attributes, and every
 name with a leading underscore. This subclass allows them with guards, and adds what a budgeted sandbox needs:
-a `_tick_()` at the top of every loop body and function, size guards on the operators that can create huge
+a tick for every loop iteration and function call, size guards on the operators that can create huge
 values from small ones (`*`, `**`, `<<`, `%`), guarded f-string format specs, and no jumps out of `finally`.
 Its `match` half is `sandbox._policy_match`, and the names it reserves and hides are in `sandbox._policy_names`.
 """
@@ -15,6 +15,7 @@ from typing import cast
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR
 
+from sandbox._policy_fast import fast_binop, fast_iadd
 from sandbox._policy_match import PatternPolicy
 from sandbox._policy_names import (
     ALLOWED_DUNDER_METHODS,
@@ -154,7 +155,7 @@ class SandboxPolicy(PatternPolicy):
         return self.node_contents_visit(node)
 
     def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
-        """Allow `async for`, budgeted like `for`."""
+        """Allow `async for`, with a tick at the top of its body (a `for` ticks through its iterable)."""
         node = self.node_contents_visit(node)
         self._tick_body(node)
         return node
@@ -177,14 +178,18 @@ class SandboxPolicy(PatternPolicy):
 
     # -- loops and try ---------------------------------------------------------------------------------
 
-    def _tick_body(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+    def _tick_body(self, node: ast.AsyncFor | ast.While) -> None:
         node.body.insert(0, cast("ast.stmt", located(ast.Expr(guard_call("_tick_")), node)))
 
-    def visit_For(self, node: ast.For) -> ast.AST:
-        """Guard the iterable and budget each iteration."""
-        node = cast("ast.For", self.guard_iter(node))
-        self._tick_body(node)
+    def guard_iter(self, node: ast.For | ast.comprehension) -> ast.AST:
+        """`for x in _getiter_(it)`, whatever the target: `_getiter_` takes a tick per item, unpacking is CPython's."""
+        node = self.node_contents_visit(node)
+        node.iter = cast("ast.expr", located(guard_call("_getiter_", node.iter), node.iter))
         return node
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        """Budget each iteration through the guarded iterable."""
+        return self.guard_iter(node)
 
     def visit_While(self, node: ast.While) -> ast.AST:
         """Budget each iteration."""
@@ -193,15 +198,11 @@ class SandboxPolicy(PatternPolicy):
         return node
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
-        """Iterate comprehensions through `_citer_`, which budgets iterations over lazy iterables."""
+        """Iterate comprehensions through `_citer_`, which budgets iterations over lazy or long iterables."""
         if node.is_async:  # `async for` in a comprehension: async iterators are budgeted by the loop's awaits
             return self.node_contents_visit(node)
         node = cast("ast.comprehension", self.guard_iter(node))
-        call = cast("ast.Call", node.iter)
-        if isinstance(call.func, ast.Name) and call.func.id == "_getiter_":
-            call.func.id = "_citer_"
-        elif isinstance(call.func, ast.Name):  # `_iter_unpack_sequence_(it, spec, _getiter_)`
-            call.args[2] = ast.Name("_citer_", ast.Load())
+        cast("ast.Name", cast("ast.Call", node.iter).func).id = "_citer_"
         return node
 
     def visit_Try(self, node: ast.Try) -> ast.AST:
@@ -233,7 +234,8 @@ class SandboxPolicy(PatternPolicy):
         guard = _SIZE_GUARDED_OPS.get(type(node.op))
         if guard is None or (guard in _FOLDABLE and _is_number(node.left) and _is_number(node.right)):
             return node
-        return located(guard_call(guard, node.left, node.right), node)
+        fast = None if self._class_depth else fast_binop(node, guard)  # a class body's names may be read twice
+        return located(fast if fast is not None else guard_call(guard, node.left, node.right), node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         """Allow annotated assignments (`x: int = 1`)."""
@@ -248,6 +250,9 @@ class SandboxPolicy(PatternPolicy):
             guard = _INPLACE_GUARDS.get(type(node.op))
             if guard is None:  # `-=`, `|=`, ...: cannot build a value much larger than their operands
                 return node
+            fast = fast_iadd(target.id, node.value) if guard == "_iadd_" and not self._class_depth else None
+            if fast is not None:
+                return [cast("ast.stmt", located(fast, node))]
             value = guard_call(guard, ast.Name(target.id, ast.Load()), node.value)
             return [
                 cast("ast.stmt", located(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value), node))

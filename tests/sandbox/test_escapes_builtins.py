@@ -8,7 +8,7 @@ not offered, and the run's globals dict cannot be reached to overwrite a guard.
 
 from __future__ import annotations
 
-from redteam_kit import BUDGET, WALL, case, guard, names_are_unique, policy, raised, runs, works_in_cpython
+from redteam_kit import BUDGET, WALL, case, guard, limit, names_are_unique, policy, raised, runs, works_in_cpython
 
 CASES = [
     case(
@@ -258,6 +258,46 @@ CASES = [
         "vars(print)",
         guard("`vars(x)` works on instances of the code's own classes only"),
         limits=BUDGET,
+    ),
+    # The inline fast paths (sandbox/_policy_fast.py) test `_type_(x) is _int_`: the code's own `type` and `int`
+    # change nothing, and the two names are reserved like every guard's.
+    case(
+        "fast_path_shadowed_type_and_int",
+        """
+        type = lambda value: int
+        int = str
+        s = "x"
+        n = 2_000_000
+        return s * n
+        """,
+        limit("memory", "this would create a sequence of length of about 2,000,000", "MemoryError"),
+    ),
+    case(
+        "fast_path_type_and_int_as_parameters",
+        """
+        def repeat(s, n, type=lambda value: int, int=str):
+            return s % n + s * n
+
+        return repeat("%2000000d", 2_000_000)
+        """,
+        limit("memory", "this would create a formatted field of width of about 2,000,000", "MemoryError"),
+    ),
+    case(
+        "fast_path_type_guard_name_assignment",
+        """
+        _type_ = lambda value: int
+        return "x" * 2_000_000
+        """,
+        policy("`_type_` is a reserved name"),
+    ),
+    case(
+        "fast_path_int_guard_name_parameter",
+        """
+        def f(s, _int_=str):
+            return s * s
+        return f("x")
+        """,
+        policy("`_int_` is a reserved name"),
     ),
 ]
 

@@ -619,6 +619,88 @@ CASES = [
         raised("E", "<the exception's message could not be shown>"),
         limits=BUDGET,
     ),
+    # A `for` loop takes its ticks through its iterable (`itertools.compress` over the budget's ticks, in C):
+    # every form of it stays budgeted, a swallowed stop comes back at the next item, and so does a recursion error.
+    case(
+        "for_loop_swallowing_its_stop_keeps_stopping",
+        """
+        import itertools
+        n = 0
+        while True:
+            try:
+                for i in itertools.count():
+                    n += 1
+            except BaseException:
+                n += 1
+        """,
+        limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+        limits=BUDGET,
+    ),
+    case(
+        "for_loop_with_a_tuple_target_is_ticked",
+        """
+        import itertools
+        for a, (b, *c) in zip(itertools.count(), itertools.repeat((1, 2, 3))):
+            pass
+        """,
+        limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+        limits=BUDGET,
+    ),
+    case(
+        "generator_expression_with_a_tuple_target_is_ticked",
+        """
+        import itertools
+        return sum(a for a, b in zip(itertools.count(), itertools.count()))
+        """,
+        limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+        limits=BUDGET,
+    ),
+    case(
+        "async_for_over_an_endless_async_iterator_is_ticked",
+        """
+        class Forever:
+            def __aiter__(self):
+                return self
+
+            async def __anext__(self):
+                return 1
+
+        async for x in Forever():
+            pass
+        """,
+        limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+        limits=BUDGET,
+    ),
+    case(
+        "for_loop_ticks_at_the_recursion_limit",
+        """
+        def f(n):
+            try:
+                return f(n + 1)
+            except RecursionError:
+                for i in range(10**9):
+                    pass
+        f(0)
+        """,
+        limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+        limits=BUDGET,
+    ),
+    case(
+        "generator_finally_for_loop_after_the_run",
+        """
+        import itertools
+        def g():
+            try:
+                yield 1
+            finally:
+                for i in itertools.count():
+                    pass
+        x = g()
+        next(x)
+        """,
+        Value(1),
+        limits=BUDGET,
+    ),
 ]
 
 

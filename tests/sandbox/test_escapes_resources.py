@@ -1384,6 +1384,91 @@ CASES = [
         "x = '%(a)2000000s' % {'a': 1}\nreturn 'PW' + 'NED'",
         limit("memory", "this would create a formatted field of width of about 2,000,000", "MemoryError"),
     ),
+    # The inline fast paths of `%`, `+`, `*` and `+=` (sandbox/_policy_fast.py) run the operator unguarded only on
+    # exact ints within 30 bits; every value that could grow, or lie about its type or size, still meets its guard.
+    case(
+        "fast_path_int_subclass_lies_about_its_bounds",
+        """
+        class Small(int):
+            def __lt__(self, other):
+                return True
+
+            def __gt__(self, other):
+                return True
+
+        x = Small(1 << 600_000)
+        return x * x
+        """,
+        limit("memory", "this would create an int with a bit length of about 1,200,002", "MemoryError"),
+    ),
+    case(
+        "fast_path_small_int_times_a_name_holding_a_string",
+        'n = 1_000_001\ns = "x"\nreturn n * s',
+        limit("memory", "this would create a sequence of length of about 1,000,001", "MemoryError"),
+    ),
+    case(
+        "fast_path_small_int_literal_times_a_list",
+        "x = [0] * 600_000\nreturn len(x * 2)",
+        limit("memory", "this would create a sequence of length of about 1,200,000", "MemoryError"),
+    ),
+    case(
+        "fast_path_percent_template_in_a_name",
+        't = "%2000000d"\nreturn t % 1',
+        limit("memory", "this would create a formatted field of width of about 2,000,000", "MemoryError"),
+    ),
+    case(
+        "fast_path_add_of_two_string_names",
+        's = "x" * 600_000\nr = s + s\nreturn len(r)',
+        limit("memory", "this would create a sequence of length of about 1,200,000", "MemoryError"),
+    ),
+    case(
+        "fast_path_iadd_of_a_list_name",
+        "t = [0] * 600_000\nt += t\nreturn len(t)",
+        limit("memory", "this would create a sequence of length of about 1,200,000", "MemoryError"),
+    ),
+    case(
+        "fast_path_iadd_once_the_int_became_a_list",
+        """
+        t = 0
+        for step in range(3):
+            t += [0] * 400_000 if step else 1
+        """,
+        raised("TypeError", "unsupported operand type(s) for +: 'int' and 'list'"),
+    ),
+    case(
+        "fast_path_iadd_of_a_list_grown_in_a_loop",
+        """
+        t = [0]
+        for step in range(30):
+            t += t
+        """,
+        limit("memory", "this would create a sequence of length of about 1,048,576", "MemoryError"),
+    ),
+    case(
+        "fast_path_off_under_a_size_cap_below_its_products",
+        "i = 536_870_911\nreturn i * i",
+        limit("memory", "this would create an int with a bit length of about 58; the limit is 50", "MemoryError"),
+        limits=Limits(timeout=5.0, operations=300_000, max_size=50),
+    ),
+    case(
+        "fast_path_float_literal_cannot_repeat_a_sequence",
+        's = "x" * 10\nreturn s * 2.0',
+        raised("TypeError", "can't multiply sequence by non-int of type 'float'"),
+    ),
+    case(
+        "fast_path_number_literal_cannot_extend_a_list",
+        "x = [0] * 10\nx += 1",
+        raised("TypeError", "'int' object is not iterable"),
+    ),
+    case(
+        "unpacking_an_endless_iterator_in_a_for_target_stops_at_once",
+        """
+        import itertools
+        for a, b in [itertools.count()]:
+            pass
+        """,
+        raised("ValueError", "too many values to unpack (expected 2)"),
+    ),
 ]
 
 

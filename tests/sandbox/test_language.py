@@ -1755,6 +1755,160 @@ CASES = [
         [inherited, inner, str(decimal.Decimal(2) / 3)]
         """,
     ),
+    case(
+        "int_arithmetic_fast_paths_give_cpython_values_and_errors",
+        """
+        def show(label, f):
+            try:
+                print(label, repr(f()))
+            except Exception as e:
+                print(label, type(e).__name__, e)
+
+        i, j, big, neg, flag, half = 7, 3, 2**70, -5, True, 2.5
+        edge = 1073741822
+        show("mod", lambda: (i % j, big % j, neg % j, i % half, 7 % j, 7.5 % j, flag % 2))
+        show("mod by zero", lambda: i % 0)
+        show("mod of a str name", lambda: (lambda t: t % i)("%03d"))
+        show("mul", lambda: (i * i, i * j, neg * edge, edge * edge, -edge * edge, big * big, i * big))
+        show("mul literal", lambda: (i * 3, 3 * i, edge * 1073741822, i * 1073741823, i * 2.0, 0.5 * i))
+        show("mul bool", lambda: (flag * i, i * flag, flag * flag))
+        show("mul str", lambda: (i * "ab", "ab" * j))
+        show("mul str by float", lambda: "ab" * 2.0)
+        show("mul list by float literal", lambda: 2.0 * [1])
+        show("add", lambda: (i + j, i + big, big + i, i + half, i + 1, 1.5 + i, flag + flag))
+        show("add int and str", lambda: i + "a")
+        show("add str and int literal", lambda: (lambda s: s + 1)("a"))
+        show("add list and int literal", lambda: 1 + [1])
+        t = 0
+        for k in range(-3, 2000, 7):
+            if k % 3:
+                t += k * k
+        print("loop", t)
+        x = 1.5
+        x += 2
+        y = 2**40
+        y += y
+        z = flag
+        z += 1
+        s = "a"
+        s += "b" * 2
+        items = [1]
+        items += (2, 3)
+        items += range(2)
+        print("iadd", x, y, z, s, items)
+        try:
+            items += 1
+        except TypeError as e:
+            print("iadd list and int", e)
+        try:
+            s += 1
+        except TypeError as e:
+            print("iadd str and int", e)
+        try:
+            undefined_name * 2
+        except NameError as e:
+            print("unbound", e)
+        [t, x, y, s, items]
+        """,
+    ),
+    case(
+        "augmented_add_evaluates_like_cpython",
+        """
+        def rebinding():
+            t = 1
+            seen = []
+
+            def bump():
+                nonlocal t
+                seen.append(t)
+                t = 100
+                return 5
+
+            t += bump()
+            return t, seen
+
+        calls = []
+
+        def once(n):
+            calls.append(n)
+            return n * 2
+
+        total = 10
+        total += once(3)
+        total += once(total) * once(1)
+
+        class Acc:
+            def __init__(self):
+                self.n = 0
+
+            def __iadd__(self, other):
+                self.n += other
+                return self
+
+            def __radd__(self, other):
+                return f"radd {other}"
+
+            def __rmul__(self, other):
+                return f"rmul {other}"
+
+            def __rmod__(self, other):
+                return f"rmod {other}"
+
+        acc = Acc()
+        acc += 2
+        acc += 3
+        four = 4
+        print(rebinding(), total, calls, acc.n, four + Acc(), four * Acc(), four % Acc(), 2.0 * Acc(), 3 % Acc())
+
+        class Body:
+            n = 3
+            n += n * n
+            m = n % 5 + n
+
+        print(Body.n, Body.m)
+        [total, acc.n, Body.n]
+        """,
+    ),
+    case(
+        "for_targets_unpack_like_cpython",
+        """
+        for a, (b, *c) in [(1, (2, 3, 4)), (5, (6,))]:
+            print(a, b, c)
+        print([x + y for x, y in zip(range(3), range(3, 6))], {k: v for k, v in {"a": 1}.items()})
+        print(sum(a * b for a, b in enumerate(range(2000))), [*(v for _, v in enumerate("ab"))])
+        for bad in ([(1, 2, 3)], [(1,)], [5]):
+            try:
+                for a, b in bad:
+                    pass
+            except (ValueError, TypeError) as e:
+                print(type(e).__name__, e)
+        try:
+            for x in 5:
+                pass
+        except TypeError as e:
+            print(e)
+        it = iter(range(10))
+        for x in it:
+            if x == 3:
+                break
+        print(list(it))
+
+        def gen():
+            yield 1
+            yield 2
+
+        for i, v in enumerate(gen()):
+            print(i, v)
+        for i in range(3):
+            pass
+        else:
+            print("else", i)
+        n = 0
+        while n < 5:
+            n += 1
+        [a, b, list(it), n]
+        """,
+    ),
 ]
 
 

@@ -1,0 +1,91 @@
+"""The operation budget: each loop iteration and function entry of the model's code takes one operation (a tick).
+
+Ticks are counted in C. `tick` is the `__next__` of an endless iterator that hands out chunks of `_CHUNK` ticks
+(a range iterator over cached small ints, rewound in place), and the policy wraps each `for` loop's iterable in
+`itertools.compress(iterable, ticks)`, which takes a tick per item with no Python call. When a chunk runs out,
+`refill` checks what a tick enforces (a stop already signalled, the operation count, the deadline) and rewinds
+the chunk, or raises the stop at this and every later tick. `halt` empties the chunk, so the very next tick
+stops the run. How the pieces fit is what keeps every tick counted: `chain` drops its source for good if the
+source fails, so the source is a primed `cycle` of two C iterators that never fails; an error raised by its
+current iterator (a stop, a `RecursionError` at the stack's limit) leaves that iterator current, so `refill`
+runs inside a `map` over an endless `repeat`, asked again at the next tick; and it ends its turn by raising
+`StopIteration`, which moves `chain` on to the rewound chunk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import TYPE_CHECKING, Any, NoReturn, cast
+
+from sandbox._signals import SEAL, StopRun
+from sandbox.limits import timeout_message
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+_CHUNK = 256
+"""Ticks handed out between two checks: `range(1, _CHUNK + 1)` yields only the ints CPython caches."""
+_BUDGET_MESSAGE = "the code used its whole operation budget (an endless loop?); do less work per run"
+
+
+class Budget:
+    """The operation budget and wall clock of one run, and the stop signal that every later tick raises again."""
+
+    def __init__(self, *, operations: int, deadline: float, timeout: float) -> None:
+        self.operations_left = operations
+        self.deadline = deadline
+        self.timeout = timeout
+        self.stopped: StopRun | None = None
+        chunk = iter(range(1, _CHUNK + 1))
+        self._rewind: Callable[[int], None] = cast("Any", chunk).__setstate__
+        """Sets the chunk's position: 0 refills it, `_CHUNK` empties it."""
+        source = itertools.cycle((chunk, map(self._refill_turn, itertools.repeat(None))))
+        next(source), next(source)  # primed: from here on `cycle` hands out its two items without allocating
+        self._rewind(_CHUNK)  # empty: the first tick checks the budget
+        self.ticks: Iterator[int] = itertools.chain.from_iterable(source)
+        """Endless; each item taken is one tick (`itertools.compress` takes them for a `for` loop)."""
+        self.tick: Callable[[], int] = self.ticks.__next__
+        """One tick: the guard `_tick_` the policy puts in every `while` body and at every function entry."""
+
+    def ticking(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """`iterable`'s items, a tick taken after each one is produced."""
+        return itertools.compress(iterable, self.ticks)
+
+    def refill(self) -> None:
+        """Check the budget at the end of a chunk and start the next, or stop the run."""
+        if self.stopped is not None:
+            raise self.stopped.again()
+        if self.operations_left <= 0:
+            self.stop("timeout", _BUDGET_MESSAGE)
+        if time.monotonic() > self.deadline:
+            self.stop("timeout", timeout_message(self.timeout))
+        self.operations_left -= _CHUNK
+        self._rewind(0)
+
+    def _refill_turn(self, _: None) -> NoReturn:
+        self.refill()
+        raise StopIteration  # the chunk is rewound: `chain` goes on to it
+
+    def stop(self, kind: str, message: str) -> NoReturn:
+        """Stop the run now and at every later tick (a bare `except:` cannot swallow it)."""
+        raise self.halt(kind, message)
+
+    def halt(self, kind: str, message: str) -> StopRun:
+        """Make every later tick stop the run; returns the signal (the first one set wins)."""
+        if self.stopped is None:
+            self.stopped = StopRun(kind, message, seal=SEAL)
+        self._rewind(_CHUNK)
+        return self.stopped.again()
+
+    def finish(self) -> None:
+        """The run is over: any of its code that still runs (a generator being closed) stops at once."""
+        self.stopped = StopRun("timeout", "the run is over", seal=SEAL)
+        self._rewind(_CHUNK)
+
+    def grace(self, *, operations: int, seconds: float) -> None:
+        """A small fresh budget, for the model's code the host itself runs after a stop (an exception's `__str__`)."""
+        self.stopped = None
+        self.operations_left = operations
+        self.deadline = time.monotonic() + seconds
+        self._rewind(_CHUNK)
