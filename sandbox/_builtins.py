@@ -14,6 +14,7 @@ from sandbox._awaiting import anext_
 from sandbox._budgets import OUTPUT_MARKER
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
 from sandbox._signals import SEAL, ForbiddenError, StopRun
+from sandbox._ticking import ticking_builtins
 from sandbox.limits import output_message
 
 if TYPE_CHECKING:
@@ -147,6 +148,7 @@ def make_builtins(guards: Guards, output: Output, importer: Callable[..., Any]) 
 
     return {
         **_SHARED,
+        **ticking_builtins(guards.ticking),
         "__import__": importer,
         "print": output.print,
         "sorted": sorted_for(guards),

@@ -39,10 +39,7 @@ if TYPE_CHECKING:
 
     from sandbox._repeat import Repeat
 
-_UNTICKED_RANGE = 1024
-"""The longest range a comprehension iterates without ticks (a list or dict of the code's is never ticked)."""
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
-_SMALL_CONTAINERS = (list, tuple, str, dict, set, frozenset, bytes)
 _MUTABLE = (dict, list, set, bytearray)
 _PLAIN_VALUES = (int, float, complex, bool, str, bytes, type(None))
 _BYTES = (bytes, bytearray)
@@ -198,13 +195,7 @@ class Guards(SizeGuards, Budget):
         return obj[key]
 
     def getiter(self, obj: Iterable[Any]) -> Iterator[Any]:
-        """The iterable of a `for` statement: each item it produces takes a tick."""
-        return self.ticking(obj)
-
-    def citer(self, obj: Iterable[Any]) -> Iterable[Any]:
-        """The iterable of a comprehension: lazy or large ones are budgeted item by item."""
-        if type(obj) in _SMALL_CONTAINERS or (type(obj) is range and len(obj) <= _UNTICKED_RANGE):
-            return obj
+        """The iterable of a `for` statement or a comprehension: each item it produces takes a tick."""
         return self.ticking(obj)
 
     @staticmethod
@@ -245,7 +236,7 @@ class Guards(SizeGuards, Budget):
             "_getitem_": self.getitem,
             "_write_": self.write,
             "_getiter_": self.getiter,
-            "_citer_": self.citer,
+            "_citer_": self.getiter,
             "_unpack_sequence_": self.unpack_sequence,
             "_apply_": self.apply,
             "_inplacevar_": self.inplace,

@@ -43,9 +43,9 @@ from sandbox._guards import Guards
 from sandbox._regex import RE, Template
 from sandbox._repeat import fixed_members, run_random
 from sandbox._signals import ForbiddenImportError, forbid
-from sandbox._sizes import range_length
 from sandbox._sizes_text import plain
 from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
+from sandbox._ticking import ticking_itertools
 from sandbox._typingfacade import make_typing
 
 
@@ -204,25 +204,7 @@ def _enum(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
 
 
 def _itertools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
-    def repeat(item: Any, times: Any = None) -> Any:
-        if times is None:
-            return itertools.repeat(item)
-        times = operator.index(times)
-        guards.check_length(times, "a repetition of length")
-        return itertools.repeat(item, times)
-
-    def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Any:
-        # The default adds in C, past the `+` guard; a function of the code's is guarded inside.
-        return itertools.accumulate(iterable, guards.add if func is None else func, initial=initial)
-
-    def product(*iterables: Any, repeat: Any = 1) -> Any:
-        repeat = operator.index(repeat)  # once, as a plain int
-        # C copies each iterable into a tuple (a range too), then holds `repeat` references to each
-        ranges = sum(range_length(pool) for pool in iterables if type(pool) is range)
-        guards.check_length(ranges + len(iterables) * max(repeat, 0), "a collection of length")
-        return itertools.product(*iterables, repeat=repeat)
-
-    return {**_public(itertools), "repeat": repeat, "accumulate": accumulate, "product": product}
+    return {**_public(itertools), **ticking_itertools(guards)}
 
 
 def _textwrap(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,134 @@
+"""The lazy iterators the model's code is handed, each taking a tick per item it pulls or produces.
+
+A C consumer (`sum`, `list`, `"".join`, unpacking, `filter` itself) runs a lazy iterator to its end without
+a single `for` of the code's, so the budget is taken at the source: the builtins `filter`, `map`, `zip`,
+`enumerate`, `iter` and `reversed`, and itertools' iterators, pull through `Budget.ticking` (or produce through
+it), so however deep in C they are driven, an endless one stops at the operation budget. Their items and order
+are CPython's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from typing import TYPE_CHECKING, Any
+
+from sandbox._sizes import range_length
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+    from sandbox._guards import Guards
+
+_PRODUCING = "count cycle chain zip_longest starmap takewhile pairwise permutations combinations".split()
+"""itertools' iterators that produce an item at each pull of theirs: a tick per item produced bounds them."""
+_SKIPPING = {"filterfalse": 1, "dropwhile": 1, "islice": 0, "groupby": 0, "compress": 0, "batched": 0}
+"""itertools' iterators that may pull many items per item produced: the position of the iterable they pull."""
+_PULLED_KEYWORDS = ("iterable", "data")
+"""The same iterable passed by keyword (`groupby(iterable=...)`, `compress(data=...)`)."""
+
+
+def ticking_builtins(ticking: Callable[[Iterable[Any]], Iterator[Any]]) -> dict[str, Any]:
+    """`filter`, `map`, `zip`, `enumerate`, `iter` and `reversed`, a tick per item they pull or produce."""
+
+    def filter_(function: Any, iterable: Any, /) -> Any:
+        return filter(function, ticking(iterable))
+
+    def map_(function: Any, iterable: Any, /, *iterables: Any) -> Any:
+        return map(function, ticking(iterable), *iterables)  # `map` pulls from its first iterable first
+
+    def zip_(*iterables: Any, strict: bool = False) -> Any:
+        return zip(*map(ticking, iterables[:1]), *iterables[1:], strict=strict)  # likewise `zip`
+
+    def enumerate_(iterable: Any, start: Any = 0) -> Any:
+        return enumerate(ticking(iterable), start)
+
+    def iter_(obj: Any, *sentinel: Any) -> Any:
+        if not sentinel and type(obj) is itertools.compress:  # already ticking: `iter(it) is it`, as in CPython
+            return obj
+        return ticking(iter(obj, *sentinel))
+
+    def reversed_(sequence: Any, /) -> Any:
+        return ticking(reversed(sequence))
+
+    for function, real in ((filter_, filter), (map_, map), (zip_, zip), (enumerate_, enumerate), (iter_, iter)):
+        function.__name__ = function.__qualname__ = real.__name__
+    reversed_.__name__ = reversed_.__qualname__ = "reversed"
+    return {"filter": filter_, "map": map_, "zip": zip_, "enumerate": enumerate_, "iter": iter_, "reversed": reversed_}
+
+
+class _Chain:
+    """itertools' `chain`, a tick per item, with its `from_iterable`."""
+
+    def __init__(self, ticking: Callable[[Iterable[Any]], Iterator[Any]]) -> None:
+        self._ticking = ticking
+
+    def __call__(self, *iterables: Any) -> Iterator[Any]:
+        return self._ticking(itertools.chain(*iterables))
+
+    def from_iterable(self, iterables: Any, /) -> Iterator[Any]:
+        """The items of each iterable in `iterables`, one after the other."""
+        return self._ticking(itertools.chain.from_iterable(iterables))
+
+
+def ticking_itertools(guards: Guards) -> dict[str, Any]:
+    """Itertools' lazy iterators, a tick per item they pull or produce (`tee` pulls through a ticking one)."""
+    ticking = guards.ticking
+
+    def producing(real: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        def make(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            return ticking(real(*args, **kwargs))
+
+        make.__name__ = make.__qualname__ = real.__name__
+        return make
+
+    def skipping(real: Callable[..., Iterator[Any]], position: int) -> Callable[..., Iterator[Any]]:
+        def make(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            if len(args) > position:
+                args = (*args[:position], ticking(args[position]), *args[position + 1 :])
+            kwargs |= {name: ticking(kwargs[name]) for name in _PULLED_KEYWORDS if name in kwargs}
+            return real(*args, **kwargs)
+
+        make.__name__ = make.__qualname__ = real.__name__
+        return make
+
+    def repeat(item: Any, times: Any = None) -> Iterator[Any]:
+        if times is None:
+            return ticking(itertools.repeat(item))
+        times = operator.index(times)
+        guards.check_length(times, "a repetition of length")
+        return ticking(itertools.repeat(item, times))
+
+    def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Iterator[Any]:
+        # The default adds in C, past the `+` guard; a function of the code's is guarded inside.
+        return ticking(itertools.accumulate(iterable, guards.add if func is None else func, initial=initial))
+
+    def product(*iterables: Any, repeat: Any = 1) -> Iterator[Any]:
+        repeat = operator.index(repeat)  # once, as a plain int
+        # C copies each iterable into a tuple (a range too), then holds `repeat` references to each
+        ranges = sum(range_length(pool) for pool in iterables if type(pool) is range)
+        guards.check_length(ranges + len(iterables) * max(repeat, 0), "a collection of length")
+        return ticking(itertools.product(*map(ticking, iterables), repeat=repeat))
+
+    def combinations_with_replacement(iterable: Any, r: Any) -> Iterator[Any]:
+        return ticking(itertools.combinations_with_replacement(iterable, r))
+
+    def tee(iterable: Any, n: Any = 2, /) -> tuple[Iterator[Any], ...]:
+        return itertools.tee(ticking(iterable), n)
+
+    members: dict[str, Any] = {
+        name: producing(getattr(itertools, name)) for name in _PRODUCING if hasattr(itertools, name)
+    }
+    members |= {
+        name: skipping(getattr(itertools, name), position)
+        for name, position in _SKIPPING.items()
+        if hasattr(itertools, name)
+    }
+    members["chain"] = _Chain(ticking)
+    return members | {
+        "repeat": repeat,
+        "accumulate": accumulate,
+        "product": product,
+        "combinations_with_replacement": combinations_with_replacement,
+        "tee": tee,
+    }
