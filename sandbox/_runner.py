@@ -101,12 +101,16 @@ async def run_code(
         context.run(decimal.setcontext, decimal_context)  # the run's own context: the caller's is not changed
         main = namespace.pop(MAIN)()  # not kept in its own globals: the run's objects need no collector
         value = await _run_main(main, facade, started, guards, context)
+        if guards.stopped is not None:  # the code caught a stop and went on: the stop is still how the run ended
+            raise guards.stopped.again()
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
         ended.append(exc)  # its frames' generators are closed when it goes: after `finish`, so at their first tick
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
+        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed()):
+            exc = guards.stopped.again()  # the code caught a stop, then raised something else: the stop wins
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = context.run(describe_exception, exc, compiled)
     finally:
