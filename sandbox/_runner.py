@@ -92,7 +92,7 @@ async def run_code(
     ended: list[BaseException] = []  # what ended the code, held until it is over (see below)
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
-        namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
+        namespace = _globals(guards, output, calls, facade, functions, names, decimal_context, compiled.names)
         if not compiled.names.isdisjoint(_MATCH_NAMES):  # most code has no `match` statement
             namespace.update(match_names(guards))
         if keeper is not None:
@@ -138,13 +138,14 @@ def _globals(
     functions: FunctionKinds,
     error_names: Iterable[str],
     decimal_context: decimal.Context,
+    code_names: frozenset[str],
 ) -> dict[str, Any]:
     modules: RunModules = {
         "asyncio": facade.members,
         "decimal": functools.partial(decimal_members, decimal_context, guards),
     }
     namespace: dict[str, Any] = {
-        "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
+        "__builtins__": make_builtins(guards, output, make_importer(modules, guards), code_names),
         "__name__": "__main__",
         "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
