@@ -9,6 +9,7 @@ for as long as a run lasts, so a frame is read with no task woken and no reader 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,11 @@ class FramePipe:
         self.last_size = 0
         """Bytes of the last frame read."""
         self._watcher: asyncio.AbstractEventLoop | None = None
-        """The loop whose reader callback watches the pipe now, if one does."""
+        """The loop the pipe is registered with as a reader, if any: it stays so between runs, idle."""
+        self._callback: Callable[[], None] | None = None
+        """What the loop calls when the worker has written (`watch`); None: nothing, and the pipe is let go."""
+        self._context = contextvars.Context()
+        """The context of the task that set the callback: the callback runs in a copy of it, as a reader would."""
 
     async def receive(self) -> dict[str, Any]:
         """The next frame from the worker; waits on the pipe only when no whole frame has been read yet."""
@@ -55,6 +60,7 @@ class FramePipe:
 
     async def fill(self) -> None:
         """Wait until the worker has written, and read what it wrote."""
+        self._release()  # `wait_readable` registers a reader of its own
         await anyio.wait_readable(self._from_worker)
         self.read_now()
 
@@ -71,24 +77,38 @@ class FramePipe:
     def watch(self, callback: Callable[[], None]) -> bool:
         """Have the event loop call `callback` whenever the worker has written; False where it cannot (not asyncio).
 
-        The callback reads (`read_now`) and handles the frames itself, until `unwatch`.
+        The callback reads (`read_now`) and handles the frames itself, until `unwatch`. The pipe stays registered
+        with the loop after that, so the next run's `watch` costs no system call; if the worker writes while no
+        callback is set, the registration is dropped and nothing is read.
         """
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # another event loop (trio): the caller waits on the pipe itself
             return False
-        self.unwatch()
-        try:
-            loop.add_reader(self._from_worker, callback)
-        except NotImplementedError:  # an asyncio loop without readers (Windows' proactor)
-            return False
-        self._watcher = loop
+        if self._watcher is not loop:
+            self._release()
+            try:
+                loop.add_reader(self._from_worker, self._readable)
+            except NotImplementedError:  # an asyncio loop without readers (Windows' proactor)
+                return False
+            self._watcher = loop
+        self._callback, self._context = callback, contextvars.copy_context()
         return True
 
     def unwatch(self) -> None:
         """Stop the callback `watch` set, if any."""
+        self._callback = None
+
+    def _readable(self) -> None:
+        if self._callback is None:
+            self._release()  # written between runs: read nothing until a run watches again
+        else:
+            self._context.run(self._callback)
+
+    def _release(self) -> None:
+        self._callback = None
         loop, self._watcher = self._watcher, None
-        if loop is not None:
+        if loop is not None and not loop.is_closed():
             loop.remove_reader(self._from_worker)
 
     def buffered(self) -> dict[str, Any] | None:
@@ -140,7 +160,7 @@ class FramePipe:
 
     def close(self) -> None:
         """Close the host's ends of the pipes (once); a task waiting on one wakes with `ClosedResourceError`."""
-        self.unwatch()
+        self._release()
         pipes, self._pipes = self._pipes, ()
         for fd in pipes:
             anyio.notify_closing(fd)

@@ -205,7 +205,7 @@ class WorkerProcess:
             )
         try:
             result, lied = checked_result(
-                result, limits=limits, keeps=variables is not None, reserved=(*dispatcher.kinds(), *error_names)
+                result, limits=limits, keeps=variables is not None, reserved=(*dispatcher.functions, *error_names)
             )
         except Exception as error:  # noqa: BLE001  # a result the checks trip on is the worker's fault, and a result
             return await self._crashed(f"{type(error).__name__} while the host checked its result")

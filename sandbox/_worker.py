@@ -143,8 +143,9 @@ class Worker:
             raise HostFailure("RuntimeError", _RUN_OVER)
         call_id = next(self.ids)
         message = {"t": "call", "run": run_id, "id": call_id, "fn": call.function, "attr": call.attribute}
+        message["args"], message["kwargs"] = call.args, call.kwargs
         try:
-            frame = encode({**message, "args": call.args, "kwargs": call.kwargs})
+            frame = encode(message)
         except FrameTooLargeError as error:
             raise HostFailure(
                 "ValueError",
@@ -154,7 +155,7 @@ class Worker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
         try:
-            if self.pending.keys() == {call_id} and not self.outbox:  # the only call out: send it, wait right here
+            if len(self.pending) == 1 and not self.outbox:  # the only call out: send it, wait right here
                 self.write(frame)
                 del frame
                 self.wait_here(future)

@@ -1,15 +1,15 @@
 """Limit bypasses from the fifth review: single operations past `max_size`, work past the clock, results too big.
 
-Each case is one finding, run in both isolations with `max_size` at 1,000,000, and names the limit that stops it:
-the exact error kind and the message's words. A finding not closed yet is a strict xfail with the reason beside
-it; inline, those are a host DoS (the README's limits section says inline is for trusted code).
+Each case is one finding, run in both isolations with `max_size` at 1,000,000 by `redteam_kit`, and names the
+limit that stops it: the exact error kind and exception type, and the message's words. A finding not closed yet is
+a strict xfail with the reason beside it; inline, those are a host DoS (the README's limits section says inline is
+for trusted code).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
+from redteam_kit import Refused, case, guard, limit, names_are_unique, raised, runs
 
 from sandbox import Limits, Sandbox
 from sandbox.limits import output_message
@@ -19,19 +19,6 @@ CAP = Limits(timeout=5.0, max_size=1_000_000)
 LIMIT = "the limit is 1,000,000"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Case:
-    """One finding: the code, and the error that must stop it."""
-
-    name: str
-    code: str
-    kind: str = "memory"
-    message: str
-    """Words the error message must hold (with `LIMIT` for a size guard)."""
-    xfail: str | None = None
-    """Why the finding is still open, if it is."""
-
-
 LIAR = (
     "class B(int):\n    def __gt__(self, other):\n        return False\n"
     "    def __radd__(self, other):\n        return 0\n"
@@ -39,201 +26,228 @@ LIAR = (
 """An int subclass whose comparisons and additions lie: a guard must convert it with `operator.index` first."""
 SIZE = "this would create "
 
+
+def sized(message: str) -> Refused:
+    """The size guard refused the value before building it (`message` names the size and the limit)."""
+    return limit("memory", message, "MemoryError")
+
+
 CASES = [
-    Case(
-        name="find05 pow with a modulus and a huge exponent",
-        code="return pow(3, (1 << 200000) - 1, (1 << 60000) + 1) % 10",
-        message="pow(x, y, m) with a 200,000-bit y and a 60,001-bit m is too much work for one operation",
+    case(
+        "find05 pow with a modulus and a huge exponent",
+        "return pow(3, (1 << 200000) - 1, (1 << 60000) + 1) % 10",
+        sized("pow(x, y, m) with a 200,000-bit y and a 60,001-bit m is too much work for one operation"),
+        limits=CAP,
     ),
-    Case(
-        name="find06 a %-width after a mapping key",
-        code='return len("%(a)20000000s" % {"a": "x"})',
-        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    case(
+        "find06 a %-width after a mapping key",
+        'return len("%(a)20000000s" % {"a": "x"})',
+        sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find06 a negative * width",
-        code='return len("%*s" % (-20000000, "x"))',
-        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    case(
+        "find06 a negative * width",
+        'return len("%*s" % (-20000000, "x"))',
+        sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find06 a bytes %-width after a mapping key",
-        code='return len(b"%(a)20000000s" % {b"a": b"x"})',
-        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    case(
+        "find06 a bytes %-width after a mapping key",
+        'return len(b"%(a)20000000s" % {b"a": b"x"})',
+        sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find09 math.prod",
-        code="import math\nreturn math.prod([1 << 400_000] * 3).bit_length()",
-        message=f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}",
+    case(
+        "find09 math.prod",
+        "import math\nreturn math.prod([1 << 400_000] * 3).bit_length()",
+        sized(f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find09 math.lcm",
-        code="import math\nreturn math.lcm((1 << 600_000) + 1, (1 << 600_000) + 3).bit_length()",
-        message=f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}",
+    case(
+        "find09 math.lcm",
+        "import math\nreturn math.lcm((1 << 600_000) + 1, (1 << 600_000) + 3).bit_length()",
+        sized(f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find09 Fraction times Fraction",
-        code="from fractions import Fraction\nf = Fraction(1 << 600_000, 3)\nreturn (f * f).numerator.bit_length()",
-        message=f"{SIZE}a fraction with a bit length of about 1,200,002; {LIMIT}",
+    case(
+        "find09 Fraction times Fraction",
+        "from fractions import Fraction\nf = Fraction(1 << 600_000, 3)\nreturn (f * f).numerator.bit_length()",
+        sized(f"{SIZE}a fraction with a bit length of about 1,200,002; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find10 sum of lists",
-        code="return len(sum([[0] * 400_000] * 25, []))",
-        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+    case(
+        "find10 sum of lists",
+        "return len(sum([[0] * 400_000] * 25, []))",
+        sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find10 sum of tuples",
-        code="return len(sum([(0,) * 400_000] * 12, ()))",
-        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+    case(
+        "find10 sum of tuples",
+        "return len(sum([(0,) * 400_000] * 12, ()))",
+        sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find22 operator.add",
-        code="import operator\ns = 'x' * 400_000\nfor i in range(5):\n    s = operator.add(s, s)\nreturn len(s)",
-        message=f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}",
+    case(
+        "find22 operator.add",
+        "import operator\ns = 'x' * 400_000\nfor i in range(5):\n    s = operator.add(s, s)\nreturn len(s)",
+        sized(f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find22 operator.concat",
-        code="import operator\ns = b'x' * 400_000\nfor i in range(5):\n    s = operator.concat(s, s)\nreturn len(s)",
-        message=f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}",
+    case(
+        "find22 operator.concat",
+        "import operator\ns = b'x' * 400_000\nfor i in range(5):\n    s = operator.concat(s, s)\nreturn len(s)",
+        sized(f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 str.replace with a lying count",
-        code="class C:\n    def __ge__(self, o):\n        return True\n    def __index__(self):\n        return -1\n"
+    case(
+        "find25 str.replace with a lying count",
+        "class C:\n    def __ge__(self, o):\n        return True\n    def __index__(self):\n        return -1\n"
         "return len(('a' * 2000).replace('a', 'b' * 1000, C()))",
-        message=f"{SIZE}a string of length of about 2,000,000; {LIMIT}",
+        sized(f"{SIZE}a string of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 str.expandtabs with a lying tabsize",
-        code="class T:\n    def __gt__(self, o):\n        return True\n    def __rmul__(self, o):\n        return 0\n"
+    case(
+        "find25 str.expandtabs with a lying tabsize",
+        "class T:\n    def __gt__(self, o):\n        return True\n    def __rmul__(self, o):\n        return 0\n"
         "    def __index__(self):\n        return 1000\nreturn len(('\\t' * 2000).expandtabs(T()))",
-        message=f"{SIZE}a string of length of about 2,000,000; {LIMIT}",
+        sized(f"{SIZE}a string of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 ** with a lying int subclass",
-        code=LIAR + "return (3 ** B(2000000)).bit_length()",
-        message=f"{SIZE}an int with a bit length of about 4,000,000; {LIMIT}",
+    case(
+        "find25 ** with a lying int subclass",
+        LIAR + "return (3 ** B(2000000)).bit_length()",
+        sized(f"{SIZE}an int with a bit length of about 4,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 << with a lying int subclass",
-        code=LIAR + "return (1 << B(20000000)).bit_length()",
-        message=f"{SIZE}an int with a bit length of about 20,000,001; {LIMIT}",
+    case(
+        "find25 << with a lying int subclass",
+        LIAR + "return (1 << B(20000000)).bit_length()",
+        sized(f"{SIZE}an int with a bit length of about 20,000,001; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 math.factorial with a lying int subclass",
-        code=LIAR + "import math\nreturn math.factorial(B(200000)).bit_length()",
-        message=f"{SIZE}an int with a bit length of about 3,521,928; {LIMIT}",
+    case(
+        "find25 math.factorial with a lying int subclass",
+        LIAR + "import math\nreturn math.factorial(B(200000)).bit_length()",
+        sized(f"{SIZE}an int with a bit length of about 3,521,928; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 random.getrandbits with a lying int subclass",
-        code=LIAR + "import random\nreturn random.getrandbits(B(20000000)).bit_length()",
-        message=f"{SIZE}an int with a bit length of about 20,000,000; {LIMIT}",
+    case(
+        "find25 random.getrandbits with a lying int subclass",
+        LIAR + "import random\nreturn random.getrandbits(B(20000000)).bit_length()",
+        sized(f"{SIZE}an int with a bit length of about 20,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 random.randbytes with a lying int subclass",
-        code=LIAR + "import random\nreturn len(random.randbytes(B(20000000)))",
-        message=f"{SIZE}bytes of length of about 20,000,000; {LIMIT}",
+    case(
+        "find25 random.randbytes with a lying int subclass",
+        LIAR + "import random\nreturn len(random.randbytes(B(20000000)))",
+        sized(f"{SIZE}bytes of length of about 20,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 a * width from a lying int subclass",
-        code=LIAR + "return len('%*s' % (B(20000000), 'x'))",
-        message=f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}",
+    case(
+        "find25 a * width from a lying int subclass",
+        LIAR + "return len('%*s' % (B(20000000), 'x'))",
+        sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find25 + of str subclasses with a lying len",
-        code="class S(str):\n    def __len__(self):\n        return 0\ns = 'x' * 600000\nreturn len(str(S(s) + S(s)))",
-        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+    case(
+        "find25 + of str subclasses with a lying len",
+        "class S(str):\n    def __len__(self):\n        return 0\ns = 'x' * 600000\nreturn len(str(S(s) + S(s)))",
+        sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find14 a Fraction too large to write",
-        code="from fractions import Fraction\nreturn Fraction(10**5000, 3)",
-        kind="runtime",
-        message="the returned value is a Fraction of 16,610 bits, too large to write out",
+    case(
+        "find14 a Fraction too large to write",
+        "from fractions import Fraction\nreturn Fraction(10**5000, 3)",
+        raised("TypeError", "the returned value is a Fraction of 16,610 bits, too large to write out"),
+        limits=CAP,
     ),
-    Case(
-        name="find21 the returned value: one big string many times",
-        code="s = 'x' * 1_000_000\nreturn [s] * 300",
-        kind="result_limit",
-        message="the returned value is more than 1,048,576 bytes as JSON; the limit is 1,048,576",
+    case(
+        "find21 the returned value: one big string many times",
+        "s = 'x' * 1_000_000\nreturn [s] * 300",
+        limit("result_limit", "the returned value is more than 1,048,576 bytes as JSON; the limit is 1,048,576"),
+        limits=CAP,
     ),
-    Case(
-        name="find07 str.translate",
-        code='return len(("a" * 2000).translate({97: "b" * 1000}))',
-        message=f"{SIZE}a string of length of about 2,000,000; {LIMIT}",
+    case(
+        "find07 str.translate",
+        'return len(("a" * 2000).translate({97: "b" * 1000}))',
+        sized(f"{SIZE}a string of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find08 unbound int.to_bytes",
-        code='return len(int.to_bytes(0, 2000000, "big"))',
-        message=f"{SIZE}bytes of length of about 2,000,000; {LIMIT}",
+    case(
+        "find08 unbound int.to_bytes",
+        'return len(int.to_bytes(0, 2000000, "big"))',
+        sized(f"{SIZE}bytes of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find11 repr doubling",
-        code="s = '\\\\' * 200000\nfor i in range(5):\n    s = repr(s)\nreturn len(s)",
-        message=f"{SIZE}a string of length of about",
-        xfail="repr/ascii/json.dumps/normalize/quote/strftime grow their input many times, unguarded",
+    case(
+        "find11 repr doubling",
+        "s = '\\\\' * 200000\nfor i in range(5):\n    s = repr(s)\nreturn len(s)",
+        sized(f"{SIZE}a string of length of about"),
+        limits=CAP,
+        still_open="repr/ascii/json.dumps/normalize/quote/strftime grow their input many times, unguarded",
     ),
-    Case(
-        name="find12 deque of a range",
-        code="import collections\nreturn len(collections.deque(range(2000000)))",
-        message=f"{SIZE}a collection of length of about 2,000,000; {LIMIT}",
+    case(
+        "find12 deque of a range",
+        "import collections\nreturn len(collections.deque(range(2000000)))",
+        sized(f"{SIZE}a collection of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find12 Counter of a range",
-        code="import collections\nreturn len(collections.Counter(range(2000000)))",
-        message=f"{SIZE}a collection of length of about 2,000,000; {LIMIT}",
+    case(
+        "find12 Counter of a range",
+        "import collections\nreturn len(collections.Counter(range(2000000)))",
+        sized(f"{SIZE}a collection of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find12 product repeated",
-        code="import itertools\nreturn len(list(itertools.product('ab', repeat=2000000)))",
-        message=f"{SIZE}a collection of length of about 2,000,000; {LIMIT}",
+    case(
+        "find12 product repeated",
+        "import itertools\nreturn len(list(itertools.product('ab', repeat=2000000)))",
+        sized(f"{SIZE}a collection of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find16 Decimal precision",
-        code="import decimal\ndecimal.getcontext().prec = 2 * 10**6\nreturn len(str(decimal.Decimal(1) / 7))",
-        message=f"{SIZE}a decimal with a precision of about 2,000,000; {LIMIT}",
+    case(
+        "find16 Decimal precision",
+        "import decimal\ndecimal.getcontext().prec = 2 * 10**6\nreturn len(str(decimal.Decimal(1) / 7))",
+        sized(f"{SIZE}a decimal with a precision of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find16 Decimal context exponent",
-        code="import decimal\nctx = decimal.Context(Emax=10**7)\nreturn str(ctx.power(10, 3000000))",
-        message=f"{SIZE}a decimal with an exponent of about 10,000,000; {LIMIT}",
+    case(
+        "find16 Decimal context exponent",
+        "import decimal\nctx = decimal.Context(Emax=10**7)\nreturn str(ctx.power(10, 3000000))",
+        sized(f"{SIZE}a decimal with an exponent of about 10,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find16 Decimal context subclass",
-        code="import decimal\nclass C(decimal.Context):\n    pass\nreturn str(C(prec=2000000))",
-        kind="forbidden",
-        message="`decimal.Context` cannot be subclassed in the sandbox",
+    case(
+        "find16 Decimal context subclass",
+        "import decimal\nclass C(decimal.Context):\n    pass\nreturn str(C(prec=2000000))",
+        guard("`decimal.Context` cannot be subclassed in the sandbox"),
+        limits=CAP,
     ),
-    Case(
-        name="find22 itertools.accumulate of strings",
-        code="import itertools\nlast = None\nfor last in itertools.accumulate(itertools.repeat('x' * 400000, 30)):\n"
+    case(
+        "find22 itertools.accumulate of strings",
+        "import itertools\nlast = None\nfor last in itertools.accumulate(itertools.repeat('x' * 400000, 30)):\n"
         "    pass\nreturn len(last)",
-        message=f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}",
+        sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find29 UserList times a count",
-        code="import collections\nreturn len(collections.UserList([0] * 1000) * 2000)",
-        message=f"{SIZE}a sequence of length of about 2,000,000; {LIMIT}",
+    case(
+        "find29 UserList times a count",
+        "import collections\nreturn len(collections.UserList([0] * 1000) * 2000)",
+        sized(f"{SIZE}a sequence of length of about 2,000,000; {LIMIT}"),
+        limits=CAP,
     ),
-    Case(
-        name="find29 UserList doubling",
-        code="import collections\nu = collections.UserList([0] * 1000)\nfor i in range(11):\n"
-        "    u = u + u\nreturn len(u)",
-        message=f"{SIZE}a sequence of length of about 1,024,000; {LIMIT}",
+    case(
+        "find29 UserList doubling",
+        "import collections\nu = collections.UserList([0] * 1000)\nfor i in range(11):\n    u = u + u\nreturn len(u)",
+        sized(f"{SIZE}a sequence of length of about 1,024,000; {LIMIT}"),
+        limits=CAP,
     ),
 ]
 
 
-def _params() -> list[object]:
-    marks = {case.name: [pytest.mark.xfail(reason=case.xfail, strict=True)] if case.xfail else [] for case in CASES}
-    return [pytest.param(case, id=case.name, marks=marks[case.name]) for case in CASES]
-
-
-@BOTH
-@pytest.mark.parametrize("case", _params())
-async def test_each_finding_is_stopped_by_the_limit_it_bypassed(sb: Sandbox, case: Case) -> None:
-    """The code of the finding ends with the exact kind, and the message names the limit."""
-    result = await sb.run(case.code, limits=CAP)
-    assert result.error is not None, result.value
-    assert result.error.kind == case.kind, result.error
-    assert case.message in result.error.message, result.error.message
+test_each_finding_is_stopped_by_the_limit_it_bypassed = runs(
+    CASES, "Each finding ends with the exact kind and exception type, and the message names the limit it bypassed."
+)
+test_case_names_are_unique = names_are_unique(CASES)
 
 
 @BOTH

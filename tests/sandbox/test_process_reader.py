@@ -9,23 +9,27 @@ give the code the same values, errors and limits.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from sandbox import Limits, Sandbox
 from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
 from sandbox._distrust import Admission, CpuClock, checked_result, cpu_seconds
+from sandbox._pipe import FramePipe
 from sandbox._process import WorkerProcess
+from sandbox._protocol import encode
 from sandbox.result import RunResult
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Coroutine
 
     from sandbox.functions import HostFunction
 
@@ -200,3 +204,60 @@ def test_a_result_within_every_limit_is_returned_as_it_came() -> None:
     assert cut.value is None
     assert cut.error is not None
     assert (cut.error.kind, lied) == ("result_limit", True)
+
+
+REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST", default="none")
+
+
+async def test_a_sync_function_sees_the_context_of_each_runs_caller() -> None:
+    """Each run's sync calls see the `ContextVar`s of the task that called `run`, not those of an earlier run."""
+
+    def request() -> str:
+        return REQUEST.get()
+
+    async def one(name: str, sb: Sandbox) -> object:
+        REQUEST.set(name)  # in this task's own context
+        return (await sb.run("return [await request(), await request()]", functions={"request": request})).value
+
+    async with Sandbox(workers=1, limits=Limits(timeout=10.0)) as sb:
+        seen = [await one("first", sb)]
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: _into(seen, one("second", sb)))
+        seen.append(await one("third", sb))
+    assert seen == [["first", "first"], ["second", "second"], ["third", "third"]]
+
+
+async def _into(seen: list[object], value: Coroutine[Any, Any, object]) -> None:
+    seen.append(await value)
+
+
+async def test_what_a_worker_writes_between_runs_stays_unread_until_the_next_run_watches() -> None:
+    """The pipe stays registered after a run, but bytes that arrive with no run watching are not read, nor lost."""
+    from_worker, worker_out = os.pipe()
+    worker_in, to_worker = os.pipe()
+    os.set_blocking(from_worker, False)
+    pipe = FramePipe(to_worker=to_worker, from_worker=from_worker)
+    calls: list[int] = []
+    try:
+        assert pipe.watch(lambda: calls.append(1))
+        pipe.unwatch()  # the run is over
+        os.write(worker_out, encode({"t": "call", "id": 1}))
+        for _ in range(5):  # loop turns, each polling the pipe (its bytes are there already)
+            await anyio.lowlevel.checkpoint()
+        assert calls == []
+        assert pipe.buffered() is None
+
+        read = anyio.Event()
+
+        def take() -> None:
+            pipe.read_now()
+            read.set()
+
+        assert pipe.watch(take)  # the next run
+        with anyio.fail_after(5):
+            await read.wait()
+        assert pipe.buffered() == {"t": "call", "id": 1}
+    finally:
+        pipe.close()
+        for fd in (worker_out, worker_in):
+            os.close(fd)
