@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
 from sandbox._awaiting import Lazy
+from sandbox._mainstep import MainStep, own_task, stepping
 from sandbox._signals import SEAL, StopRun
 
 if TYPE_CHECKING:
@@ -76,6 +77,11 @@ async def _contained(awaitable: Awaitable[Any]) -> Any:
         raise StopRun("runtime", f"{type(exit_).__name__} ended the run", seal=SEAL) from None
 
 
+async def _in_own_task(awaitable: Awaitable[Any]) -> Any:
+    await own_task()
+    return await awaitable
+
+
 async def _close_all(generators: list[Any]) -> None:
     for generator in generators:
         try:
@@ -109,6 +115,7 @@ class AsyncioFacade:
 
     def __init__(self) -> None:
         self.tasks: set[asyncio.Future[Any]] = set()
+        self._step: MainStep | None = None
 
     def _task(self, awaitable: Awaitable[Any], context: contextvars.Context | None = None) -> asyncio.Future[Any]:
         if isinstance(awaitable, TaskHandle):
@@ -117,7 +124,12 @@ class AsyncioFacade:
             return awaitable._task
         if not hasattr(type(awaitable), "__await__"):
             raise TypeError(f"expected an awaitable (a coroutine or a tool call), got {type(awaitable).__name__!r}")
-        task = asyncio.get_running_loop().create_task(_contained(awaitable), context=context)
+        step = stepping()
+        if step is not None and step is self._step:
+            step.made()  # before the code's first task, so it runs first
+        return self._track(asyncio.get_running_loop().create_task(_contained(awaitable), context=context))
+
+    def _track(self, task: asyncio.Future[Any]) -> asyncio.Future[Any]:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         task.add_done_callback(_retrieve)
@@ -139,7 +151,7 @@ class AsyncioFacade:
         """Await `aw`, raising `TimeoutError` after `timeout` seconds."""
         limit = optional_seconds(timeout)
         task = self._task(aw)
-        return Lazy(lambda: asyncio.wait_for(task, limit))
+        return Lazy(lambda: _in_own_task(asyncio.wait_for(task, limit)))  # 3.12's is a timeout on its task
 
     def as_completed(self, aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
         """Iterate over awaitables in the order they finish."""
@@ -178,13 +190,21 @@ class AsyncioFacade:
         main.close()
         raise RuntimeError("`asyncio.run()` is not needed here: top-level `await` works, so write `await main()`")
 
-    def main(self, coro: Awaitable[Any], context: contextvars.Context) -> asyncio.Future[Any]:
-        """Start the run's main task, in the run's own context."""
-        return self._task(coro, context)
+    def start(self, main: Coroutine[Any, Any, Any], context: contextvars.Context) -> tuple[bool, Any]:
+        """Run the first step of the run's main coroutine here, in `context` (see `MainStep.run`)."""
+        loop = asyncio.get_running_loop()
+        self._step = MainStep(
+            _contained(main), context, lambda coro: self._track(loop.create_task(coro, context=context))
+        )
+        try:
+            return self._step.run()
+        finally:
+            self._step = None  # only a running step is asked for; it holds this facade
 
     async def finish(self, generators: list[Any], context: contextvars.Context) -> None:
         """The run is over: stop its tasks, then close its async generators in its context, until none is left."""
-        await _reap(set(self.tasks), cancel=True)
+        if self.tasks:  # most runs start none
+            await _reap(set(self.tasks), cancel=True)
         if generators:  # most runs make none: no task to close nothing
             closing = asyncio.get_running_loop().create_task(_close_all(generators), context=context)
             await _reap({closing}, cancel=False)

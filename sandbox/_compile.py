@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import types
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, cast
@@ -33,6 +34,8 @@ LOCALS: Final = "_locals_"
 """Global of a keeping run: the real `locals`, called only by the wrapper statements added here."""
 MAX_DEPTH = 100
 _CACHE_SIZE = 256
+_TEXT_KEY = 8_192
+"""Characters of source up to which the cache is keyed by the text itself."""
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -47,9 +50,13 @@ class Compiled:
     """The model's source lines, for tracebacks."""
     assigned: tuple[str, ...] = ()
     """The names the code binds at top level, sorted."""
+    names: frozenset[str] = frozenset()
+    """Every name its code objects refer to (globals and attributes): a run binds only the guards it uses."""
 
 
-_cache: OrderedDict[str, Compiled | RunError] = OrderedDict()
+_Key = tuple[str, tuple[str, ...] | None] | tuple[int, str, tuple[str, ...] | None]
+_cache: OrderedDict[_Key, Compiled | RunError] = OrderedDict()
+"""Compiled code by its source and kept names: the only inputs of a compile (the policy is fixed)."""
 
 
 def compile_code(source: str, *, max_source: int, variables: Iterable[str] | None = None) -> Compiled | RunError:
@@ -67,7 +74,9 @@ def compile_code(source: str, *, max_source: int, variables: Iterable[str] | Non
             message=f"the code is {len(source):,} characters; the limit is {max_source:,}. Send less code per run.",
         )
     names = None if variables is None else tuple(sorted(set(variables)))
-    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest() + repr(names)
+    key: _Key = (source, names)  # the text itself: hashed once per string, compared on a hit; a digest costs more
+    if len(source) > _TEXT_KEY:  # a long text is held by its digest, so the cache never holds much
+        key = (len(source), hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), names)
     cached = _cache.get(key)
     if cached is not None:
         _cache.move_to_end(key)
@@ -122,7 +131,17 @@ def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compile
         return _syntax_error(error)
     except (RecursionError, MemoryError) as error:
         return RunError(kind="syntax", message=f"the code cannot be compiled ({type(error).__name__}); simplify it")
-    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)))
+    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)), names=_names(code))
+
+
+def _names(code: CodeType) -> frozenset[str]:
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return frozenset(names)
 
 
 def _keeping(body: list[ast.stmt], variables: tuple[str, ...]) -> list[ast.stmt]:

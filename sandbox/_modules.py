@@ -333,12 +333,18 @@ _INTERNAL = frozenset({"_strptime"})
 ALLOWED_MODULES: frozenset[str] = frozenset({*_STATIC, *_BUILDERS, "asyncio", "decimal"})  # made by the runner
 
 
-def import_module(name: str, modules: dict[str, Any], guards: Guards) -> Module:
+RunModules = dict[str, "Module | Callable[[], dict[str, Any]]"]
+"""One run's facades by name, and the runner's own modules (`asyncio`, `decimal`) as builders of their members."""
+
+
+def import_module(name: str, modules: RunModules, guards: Guards) -> Module:
     """The run's facade for `name`, made on first use; `modules` caches the run's facades."""
     facade = modules.get(name)
-    if facade is not None:
-        return facade  # type: ignore[no-any-return]
-    if name in _STATIC:
+    if isinstance(facade, Module):
+        return facade
+    if facade is not None:  # the runner's builder: most runs never import its module, so it is made only here
+        facade = Module(name, facade())
+    elif name in _STATIC:
         facade = Module(name, {**_STATIC[name], **fixed_members(name, guards.repeat)})
     elif name in _BUILDERS:
         facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name, guards.repeat)})
@@ -353,7 +359,7 @@ def _refusal(name: str) -> str:
     return f"`import {name}` is not allowed in the sandbox; the modules offered are: {offered}"
 
 
-def make_importer(modules: dict[str, Any], guards: Guards) -> Callable[..., Module]:
+def make_importer(modules: RunModules, guards: Guards) -> Callable[..., Module]:
     """The `__import__` the model's `import` statements call."""
 
     def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import decimal
+import functools
 import time
 import traceback
 from typing import TYPE_CHECKING, Any, cast
@@ -22,8 +23,9 @@ from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._decimalctx import decimal_members
 from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
+from sandbox._mainstep import own_task
 from sandbox._matching import match_names
-from sandbox._modules import Module, make_importer
+from sandbox._modules import RunModules, make_importer
 from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun
 from sandbox._sizes import SizeLimitError
 from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import TracebackType
 
-    from sandbox._hostcall import Bridge
+    from sandbox._hostcall import Bridge, Call
     from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
@@ -45,6 +47,8 @@ MAX_NAME = 100
 """Characters of an exception's class name kept in the error."""
 MAX_SOURCE_LINE = 200
 """Characters of each source line quoted in a traceback."""
+_SMALL_INT = 2**64
+_MATCH_NAMES = frozenset(("_match_", "_match_class_"))
 
 # How a host function is exposed: a plain function, or a namespace resolved by attribute.
 FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a namespace's names for `dir()`
@@ -75,22 +79,31 @@ async def run_code(
         repeat=repeat,
     )
     output = Output(limits.output, guards)
-    calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
     facade = AsyncioFacade()
+    calls = CallState(
+        bridge=_in_own_task(bridge),
+        guards=guards,
+        max_calls=limits.calls,
+        max_concurrent=limits.concurrent_calls,
+    )
     decimal_context = decimal.Context()
     value: Any = None
     error: RunError | None = None
+    ended: list[BaseException] = []  # what ended the code, held until it is over (see below)
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
         namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
+        if not compiled.names.isdisjoint(_MATCH_NAMES):  # most code has no `match` statement
+            namespace.update(match_names(guards))
         if keeper is not None:
             namespace.update(keeper.globals())
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
-        seconds = limits.timeout - (time.monotonic() - started)
-        main = _with_decimal_context(namespace[MAIN](), decimal_context)
-        value = await _run_main(main, facade, seconds, guards, context)
+        context.run(decimal.setcontext, decimal_context)  # the run's own context: the caller's is not changed
+        main = namespace.pop(MAIN)()  # not kept in its own globals: the run's objects need no collector
+        value = await _run_main(main, facade, started, guards, context)
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
+        ended.append(exc)  # its frames' generators are closed when it goes: after `finish`, so at their first tick
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
@@ -100,6 +113,7 @@ async def run_code(
         guards.finish()
         guards.close_unawaited()
         await facade.finish(guards.async_generators, context)
+        ended.clear()
     if error is None:
         value, error = _check_value(value, limits)
     kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
@@ -125,16 +139,15 @@ def _globals(
     error_names: Iterable[str],
     decimal_context: decimal.Context,
 ) -> dict[str, Any]:
-    modules: dict[str, Module] = {
-        "asyncio": Module("asyncio", facade.members()),
-        "decimal": Module("decimal", decimal_members(decimal_context, guards)),
+    modules: RunModules = {
+        "asyncio": facade.members,
+        "decimal": functools.partial(decimal_members, decimal_context, guards),
     }
     namespace: dict[str, Any] = {
         "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
         "__name__": "__main__",
         "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
-        **match_names(guards),
     }
     for name, names in functions.items():
         namespace[name] = FunctionProxy(calls, name) if names is None else NamespaceProxy(calls, name, names)
@@ -143,18 +156,27 @@ def _globals(
     return namespace
 
 
+def _in_own_task(bridge: Bridge) -> Bridge:
+    """`bridge`, run in the run's own task, never in its first step's caller's (`sandbox._mainstep`)."""
+
+    async def call(call: Call) -> JsonValue:
+        await own_task()
+        return await bridge(call)
+
+    return call
+
+
 async def _run_main(
-    main: Any, facade: AsyncioFacade, seconds: float, guards: Guards, context: contextvars.Context
+    main: Any, facade: AsyncioFacade, started: float, guards: Guards, context: contextvars.Context
 ) -> Any:
-    task = facade.main(main, context)
+    finished, outcome = facade.start(main, context)
+    if finished:
+        return outcome
+    task: asyncio.Future[Any] = outcome
+    seconds = guards.timeout - (time.monotonic() - started)
     if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
         raise guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
     return task.result()
-
-
-async def _with_decimal_context(main: Any, decimal_context: decimal.Context) -> Any:
-    decimal.setcontext(decimal_context)  # in the run's own context: the caller's is not changed
-    return await main
 
 
 async def _finished_within(task: asyncio.Future[Any], seconds: float) -> bool:
@@ -187,6 +209,9 @@ def _unawaited_error(calls: CallState) -> RunError | None:
 
 
 def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None]:
+    size = _scalar_size(value)
+    if size is not None and size <= limits.result:  # most runs return None or a small int: no walk, no encoding
+        return value, None
     if isinstance(value, PendingCall):
         return None, RunError(kind="runtime", message=str(value.fix_it()), type_name="NotAwaitedError")
     try:
@@ -200,6 +225,17 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
         return None, RunError(kind="runtime", message=message, type_name="TypeError")
     too_large = result_size_error(checked, limits.result)
     return (None, too_large) if too_large is not None else (checked, None)
+
+
+def _scalar_size(value: object) -> int | None:
+    """The JSON size of None, a bool or an int of up to 64 bits (each its own JSON value), else None."""
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    if type(value) is int and -_SMALL_INT < value < _SMALL_INT:
+        return len(int.__repr__(value))
+    return None
 
 
 def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:

@@ -557,10 +557,8 @@ CASES = [
                 return repr(self)
         repr(A())
         """,
-        {
-            "inline": raised("RecursionError", "maximum recursion depth exceeded while getting the repr of an object"),
-            "process": raised("RecursionError", "maximum recursion depth exceeded"),
-        },
+        # whether the Python call or C's repr check overflows first depends on the stack depth the run starts at
+        raised("RecursionError", "maximum recursion depth exceeded"),
     ),
     case(
         "deep_recursion_through_getattr_hook",

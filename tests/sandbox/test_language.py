@@ -1716,6 +1716,46 @@ CASES = [
         """,
     ),
     case(
+        "tasks_and_main_take_turns_as_in_cpython",
+        """
+        import asyncio
+
+        order = []
+
+        async def worker(n):
+            order.append(f"start {n}")
+            await asyncio.sleep(0)
+            order.append(f"end {n}")
+            return n
+
+        first = asyncio.create_task(worker(1))
+        order.append("main before")
+        await asyncio.sleep(0)
+        order.append("main after one turn")
+        second = asyncio.create_task(worker(2))
+        done = await first
+        order.append(f"first gave {done}")
+        print(await second, order)
+        """,
+    ),
+    case(
+        "tasks_inherit_the_mains_decimal_context",
+        """
+        import asyncio
+        import decimal
+
+        async def third():
+            return str(decimal.Decimal(1) / 3)
+
+        with decimal.localcontext() as ctx:  # not the inherited context itself: plain CPython shares it
+            ctx.prec = 5
+            inherited = await asyncio.create_task(third())
+            with decimal.localcontext(prec=3):
+                inner = await asyncio.gather(third())
+        [inherited, inner, str(decimal.Decimal(2) / 3)]
+        """,
+    ),
+    case(
         "int_arithmetic_fast_paths_give_cpython_values_and_errors",
         """
         def show(label, f):

@@ -1,0 +1,125 @@
+"""A run that never waits runs with no task of its own; one that waits goes on in its own task, unseen by the code.
+
+The run's first step runs in the caller's task (`sandbox._mainstep`). These tests hold what that must not change:
+host functions and the code's timeouts run in the run's own task, never the caller's; the caller's cancellation
+still ends a run that swallows every exception; and a timeout in the code cancels the code, not the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from sandbox import Limits, Sandbox
+
+SWALLOWER = """
+import asyncio
+while True:
+    try:
+        await asyncio.sleep(10)
+    except BaseException:
+        pass
+"""
+
+
+def dedent(code: str) -> str:
+    """Source without the test file's indentation."""
+    return textwrap.dedent(code).strip("\n") + "\n"
+
+
+async def test_host_functions_run_in_the_runs_own_task_from_the_first_line() -> None:
+    """Every host call, the first included, runs in one task that is not the caller's, and may hold a cancel scope."""
+    seen: list[object] = []
+
+    async def probe(n: int) -> int:
+        with anyio.fail_after(5):  # a cancel scope entered and left in one task, or anyio raises
+            seen.append(asyncio.current_task())
+            await anyio.lowlevel.checkpoint()
+        return n
+
+    def sync_probe(n: int) -> int:
+        seen.append(asyncio.current_task())
+        return n
+
+    code = dedent(
+        """
+        first = await probe(n=1)
+        second = sync_probe(n=2)
+        import asyncio
+        await asyncio.sleep(0)
+        return [first, await second, await probe(n=3)]
+        """
+    )
+    async with Sandbox(isolation="inline") as sb:
+        result = await sb.run(code, functions={"probe": probe, "sync_probe": sync_probe})
+    assert (result.error, result.value) == (None, [1, 2, 3])
+    assert len(seen) == 3
+    assert asyncio.current_task() not in seen
+    assert seen[0] is seen[1] is seen[2]
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_a_timeout_entered_before_the_first_wait_cancels_only_the_code(isolation: str) -> None:
+    """`asyncio.timeout()` on the first line ends the code's wait with `TimeoutError`; the caller is not cancelled."""
+    code = dedent(
+        """
+        import asyncio
+        try:
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return "timed out"
+        """
+    )
+    async with Sandbox(isolation=isolation) as sb:  # type: ignore[arg-type]  # a parameter of the two isolations
+        result = await sb.run(code)
+        caller = asyncio.current_task()
+        assert caller is not None
+        assert (result.error, result.value, caller.cancelling()) == (None, "timed out", 0)
+        await anyio.lowlevel.checkpoint()  # no cancellation is pending for the caller
+
+
+async def test_the_callers_cancellation_ends_a_run_that_swallows_every_exception() -> None:
+    """Inline, a caller's cancel scope still ends a run whose code catches `BaseException` around each wait."""
+    async with Sandbox(isolation="inline", limits=Limits(timeout=30.0)) as sb:
+        with anyio.move_on_after(0.05) as scope:
+            await sb.run(SWALLOWER)
+        assert scope.cancelled_caught
+        assert (await sb.run("return 1")).value == 1  # the sandbox goes on serving runs
+
+
+async def test_a_run_that_never_waits_gives_the_same_result_as_one_that_does() -> None:
+    """Errors, values and output are the same whether the code waited before them or not."""
+    code = dedent(
+        """
+        print("hi")
+        def f(n):
+            return 10 / n
+        {wait}f(0)
+        """
+    )
+    async with Sandbox(isolation="inline") as sb:
+        direct = await sb.run(code.format(wait=""))
+        waited = await sb.run("import asyncio\n" + code.format(wait="await asyncio.sleep(0)\n"))
+    assert direct.error is not None
+    assert waited.error is not None
+    assert (direct.stdout, direct.error.kind, direct.error.type_name) == ("hi\n", "runtime", "ZeroDivisionError")
+    assert (waited.stdout, waited.error.kind, waited.error.type_name) == ("hi\n", "runtime", "ZeroDivisionError")
+    assert direct.error.traceback.splitlines()[1:] == [
+        "  line 4, in <module>",
+        "    f(0)",
+        "  line 3, in f",
+        "    return 10 / n",
+        "ZeroDivisionError: division by zero (line 3)",
+    ]
+    assert waited.error.traceback.splitlines()[1:] == [
+        "  line 6, in <module>",
+        "    f(0)",
+        "  line 4, in f",
+        "    return 10 / n",
+        "ZeroDivisionError: division by zero (line 4)",
+    ]
