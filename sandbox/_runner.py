@@ -100,7 +100,7 @@ async def run_code(
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         context.run(decimal.setcontext, decimal_context)  # the run's own context: the caller's is not changed
         main = namespace.pop(MAIN)()  # not kept in its own globals: the run's objects need no collector
-        value = await _run_main(main, facade, started, guards, context)
+        value = await _run_main(main, facade, started, guards, context, calls, bridge)
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
         ended.append(exc)  # its frames' generators are closed when it goes: after `finish`, so at their first tick
@@ -168,11 +168,18 @@ def _in_own_task(bridge: Bridge) -> Bridge:
 
 
 async def _run_main(
-    main: Any, facade: AsyncioFacade, started: float, guards: Guards, context: contextvars.Context
+    main: Any,
+    facade: AsyncioFacade,
+    started: float,
+    guards: Guards,
+    context: contextvars.Context,
+    calls: CallState,
+    bridge: Bridge,
 ) -> Any:
     finished, outcome = facade.start(main, context)
     if finished:
         return outcome
+    calls.bridge = bridge  # the first step is over: later calls start in the run's task already
     task: asyncio.Future[Any] = outcome
     seconds = guards.timeout - (time.monotonic() - started)
     if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
