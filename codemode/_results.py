@@ -3,7 +3,8 @@
 Anything else (a file, a generator, an arbitrary object) is refused rather than guessed at: iterating or
 `str()`-ing an unknown host object could hand host data to the model. The walk that converts also counts a lower
 bound of the JSON's length, so a result far over its limit (one big string listed many times) is refused before
-it is ever written out.
+it is ever written out, and holds it to the sandbox's own shape limits (values in all, bits of an int), which the
+sandbox does not check again on a result it gets already encoded.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from sandbox.limits import MAX_INT_BITS, MAX_JSON_VALUES, int_too_large_message, too_many_values_message
+
 if TYPE_CHECKING:
     from codemode._json import JsonValue
 
 _MAX_DEPTH = 100
+_INT_CAP = 1 << MAX_INT_BITS
+"""An int is sent if `-_INT_CAP < n < _INT_CAP`: at most `MAX_INT_BITS` bits."""
 
 
 class NotJsonResultError(TypeError):
@@ -41,7 +46,9 @@ def to_json(value: object, *, stop: int = sys.maxsize) -> JsonValue:
         value: What the handler returned.
         stop: `ResultTooLargeError` as soon as the JSON is known to be longer than this many characters.
     """
-    return _Walk(stop).value(value, _MAX_DEPTH)
+    walk = _Walk(stop)
+    walk.count(1)
+    return walk.value(value, _MAX_DEPTH)
 
 
 class _Walk:
@@ -49,6 +56,12 @@ class _Walk:
 
     def __init__(self, stop: int) -> None:
         self.left = stop
+        self.values_left = MAX_JSON_VALUES
+
+    def count(self, values: int) -> None:
+        self.values_left -= values
+        if self.values_left < 0:
+            raise NotJsonResultError(too_many_values_message("the result"))
 
     def spend(self, size: int) -> None:
         self.left -= size
@@ -65,7 +78,7 @@ class _Walk:
             self.spend(len(value) + 2 if isinstance(value, str) else 4)
             return value
         if isinstance(value, int):
-            return int(value)
+            return _whole(int(value))
         if isinstance(value, float):
             return _finite(float(value))
         if depth <= 0:
@@ -79,8 +92,10 @@ class _Walk:
     def mapping(self, value: dict[object, object], depth: int) -> dict[str, JsonValue]:
         if depth <= 0:
             raise NotJsonResultError(f"it is nested more than {_MAX_DEPTH} levels deep")
+        self.spend(2 + 4 * len(value))  # braces, and per item a key's quotes, a colon and a comma at least
+        self.count(len(value))  # after the size: a result too large says so, however many values it holds
         out: dict[str, JsonValue] = {}
-        size = 2 + 4 * len(value)  # braces, and per item a key's quotes, a colon and a comma at least
+        size = 0
         for key, item in value.items():
             name = key if type(key) is str else _key(key)
             size += len(name)
@@ -88,7 +103,12 @@ class _Walk:
             if kind is str:  # plain scalars stay in this loop: most of a result is made of them
                 size += len(item)  # type: ignore[arg-type]  # an exact str
                 out[name] = item  # type: ignore[assignment]  # an exact str
-            elif kind is int or kind is bool or item is None or (kind is float and math.isfinite(item)):  # type: ignore[arg-type]
+            elif (
+                (kind is int and -_INT_CAP < item < _INT_CAP)  # type: ignore[operator]  # an exact int
+                or kind is bool
+                or item is None
+                or (kind is float and math.isfinite(item))  # type: ignore[arg-type]  # an exact float
+            ):
                 out[name] = item  # type: ignore[assignment]  # an exact int, bool, None or finite float
             else:
                 self.spend(size)
@@ -100,14 +120,21 @@ class _Walk:
     def items(self, value: list[object] | tuple[object, ...], depth: int) -> list[JsonValue]:
         if depth <= 0:
             raise NotJsonResultError(f"it is nested more than {_MAX_DEPTH} levels deep")
+        self.spend(1 + 2 * len(value))  # brackets, and per item a character and a comma, at least
+        self.count(len(value))
         out: list[JsonValue] = []
-        size = 1 + 2 * len(value)  # brackets, and per item a character and a comma, at least
+        size = 0
         for item in value:
             kind = type(item)
             if kind is str:
                 size += len(item)  # type: ignore[arg-type]  # an exact str
                 out.append(item)  # type: ignore[arg-type]  # an exact str
-            elif kind is int or kind is bool or item is None or (kind is float and math.isfinite(item)):  # type: ignore[arg-type]
+            elif (
+                (kind is int and -_INT_CAP < item < _INT_CAP)  # type: ignore[operator]  # an exact int
+                or kind is bool
+                or item is None
+                or (kind is float and math.isfinite(item))  # type: ignore[arg-type]  # an exact float
+            ):
                 out.append(item)  # type: ignore[arg-type]  # an exact int, bool, None or finite float
             else:
                 self.spend(size)
@@ -133,6 +160,12 @@ class _Walk:
         if isinstance(value, (bytes, bytearray)):
             raise NotJsonResultError("bytes are not JSON data (decode them, or base64-encode them)")
         raise NotJsonResultError(f"a value of type {type(value).__name__!r} is not JSON data")
+
+
+def _whole(number: int) -> int:
+    if not -_INT_CAP < number < _INT_CAP:
+        raise NotJsonResultError(int_too_large_message("a value", number.bit_length()))
+    return number
 
 
 def _finite(number: float) -> float:

@@ -25,12 +25,13 @@ import types
 import uuid
 from typing import Any, TypeAlias
 
+from sandbox.limits import MAX_INT_BITS, MAX_JSON_VALUES, int_too_large_message, too_many_values_message
+
 JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
 
 MAX_DEPTH = 100
-MAX_NODES = 1_000_000
-"""Values converted at most: more cannot fit any result limit, and a list holding itself twice at each level
-would otherwise take for ever."""
+MAX_NODES = MAX_JSON_VALUES
+"""Values converted at most (`sandbox.limits.MAX_JSON_VALUES`)."""
 _VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()))
 _ITERATORS: tuple[type, ...] = (
     *(map, filter, zip, range, enumerate, reversed, types.GeneratorType, types.AsyncGeneratorType),
@@ -42,12 +43,14 @@ class NotJsonError(ValueError):
     """A value is not plain JSON data; the message says where and what it is."""
 
 
-def check_json(value: object, *, max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
+def check_json(value: object, *, max_depth: int = MAX_DEPTH, max_int_bits: int = MAX_INT_BITS) -> JsonValue:
     """Return a fresh copy of `value` made only of exact JSON types (tuples become lists), or raise `NotJsonError`."""
     return _convert("value", value, max_depth, max_int_bits, strict=True)
 
 
-def to_json(value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, max_int_bits: int = 10_000) -> JsonValue:
+def to_json(
+    value: object, *, path: str = "value", max_depth: int = MAX_DEPTH, max_int_bits: int = MAX_INT_BITS
+) -> JsonValue:
     """Return `value` converted to JSON data as `json.dumps` and pydantic's JSON mode would, or raise `NotJsonError`.
 
     Args:
@@ -122,7 +125,7 @@ class _Converter:
     def value(self, value: Any, path: str, depth: int) -> JsonValue:
         self.nodes_left -= 1
         if self.nodes_left < 0:
-            raise NotJsonError(f"{self.root} holds more than {MAX_NODES:,} values in all; return less")
+            raise NotJsonError(too_many_values_message(self.root))
         kind = type(value)
         if value is None or kind is bool or kind is str:
             return value  # type: ignore[no-any-return]  # exact immutable JSON scalars
@@ -150,7 +153,7 @@ class _Converter:
             return number
         whole = int.__index__(value)
         if whole.bit_length() > self.max_int_bits:
-            raise NotJsonError(f"{path} is an int too large to send ({whole.bit_length()} bits); send it as a str")
+            raise NotJsonError(int_too_large_message(path, whole.bit_length()))
         return whole
 
     def mapping(self, value: Any, path: str, depth: int) -> dict[str, JsonValue]:

@@ -11,6 +11,7 @@ cancellation never reaches the code. Two rules keep the step invisible:
 
 from __future__ import annotations
 
+import sys
 import threading
 import types
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,8 @@ class MainStep:
 
     def run(self) -> tuple[bool, Any]:
         """Step `main` once: `(True, its value)` if it returned, else `(False, its task)`; raises what it raised."""
+        if sys.exc_info()[1] is not None:  # the caller is handling an exception: the code must not see it, as in a task
+            return False, self.made()
         _STEPPING.step = self
         try:
             yielded = self._context.run(self._main.send, None)

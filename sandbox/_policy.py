@@ -237,6 +237,14 @@ class SandboxPolicy(PatternPolicy):
         fast = None if self._class_depth else fast_binop(node, guard)  # a class body's names may be read twice
         return located(fast if fast is not None else guard_call(guard, node.left, node.right), node)
 
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        """Assignments; tuple targets are unpacked by CPython, which evaluates the value once (`a, b = c, d = f()`).
+
+        RestrictedPython's `_unpack_sequence_` would copy the items into a list (an endless iterator forever) and
+        compile the value once per target; the targets' items and attributes are still written through `_write_`.
+        """
+        return self.node_contents_visit(node)
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         """Allow annotated assignments (`x: int = 1`)."""
         return self.node_contents_visit(node)

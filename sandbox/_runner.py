@@ -92,7 +92,7 @@ async def run_code(
     ended: list[BaseException] = []  # what ended the code, held until it is over (see below)
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     try:
-        namespace = _globals(guards, output, calls, facade, functions, names, decimal_context)
+        namespace = _globals(guards, output, calls, facade, functions, names, decimal_context, compiled.names)
         if not compiled.names.isdisjoint(_MATCH_NAMES):  # most code has no `match` statement
             namespace.update(match_names(guards))
         if keeper is not None:
@@ -100,13 +100,17 @@ async def run_code(
         exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
         context.run(decimal.setcontext, decimal_context)  # the run's own context: the caller's is not changed
         main = namespace.pop(MAIN)()  # not kept in its own globals: the run's objects need no collector
-        value = await _run_main(main, facade, started, guards, context)
+        value = await _run_main(main, facade, started, guards, context, calls, bridge)
+        if guards.stopped is not None:  # the code caught a stop and went on: the stop is still how the run ended
+            raise guards.stopped.again()
         error = _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
         ended.append(exc)  # its frames' generators are closed when it goes: after `finish`, so at their first tick
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
+        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed()):
+            exc = guards.stopped.again()  # the code caught a stop, then raised something else: the stop wins
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = context.run(describe_exception, exc, compiled)
     finally:
@@ -138,13 +142,14 @@ def _globals(
     functions: FunctionKinds,
     error_names: Iterable[str],
     decimal_context: decimal.Context,
+    code_names: frozenset[str],
 ) -> dict[str, Any]:
     modules: RunModules = {
         "asyncio": facade.members,
         "decimal": functools.partial(decimal_members, decimal_context, guards),
     }
     namespace: dict[str, Any] = {
-        "__builtins__": make_builtins(guards, output, make_importer(modules, guards)),
+        "__builtins__": make_builtins(guards, output, make_importer(modules, guards), code_names),
         "__name__": "__main__",
         "__metaclass__": make_class,  # the policy makes every class statement call it
         **guards.names(),
@@ -167,11 +172,18 @@ def _in_own_task(bridge: Bridge) -> Bridge:
 
 
 async def _run_main(
-    main: Any, facade: AsyncioFacade, started: float, guards: Guards, context: contextvars.Context
+    main: Any,
+    facade: AsyncioFacade,
+    started: float,
+    guards: Guards,
+    context: contextvars.Context,
+    calls: CallState,
+    bridge: Bridge,
 ) -> Any:
     finished, outcome = facade.start(main, context)
     if finished:
         return outcome
+    calls.bridge = bridge  # the first step is over: later calls start in the run's task already
     task: asyncio.Future[Any] = outcome
     seconds = guards.timeout - (time.monotonic() - started)
     if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends

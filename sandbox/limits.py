@@ -14,6 +14,13 @@ if TYPE_CHECKING:
     from sandbox._jsonvalue import JsonValue
 
 
+MAX_JSON_VALUES = 1_000_000
+"""Values one JSON value going into or out of a run holds at most (a result, a call's arguments, a tool's result):
+more cannot fit any result limit, and a list holding itself twice at each level would otherwise take for ever."""
+MAX_INT_BITS = 10_000
+"""Bits of the largest int going into or out of a run; a larger one is sent as a str."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Limits:
     """Per-run limits; the defaults suit one step of an agent."""
@@ -76,3 +83,13 @@ def output_message(output: int) -> str:
         f"the code printed more than {output:,} characters; print less (a summary, a count, a slice) "
         "or return the data instead"
     )
+
+
+def too_many_values_message(where: str) -> str:
+    """What the model reads when `where` (a result, an argument) holds more than `MAX_JSON_VALUES` values."""
+    return f"{where} holds more than {MAX_JSON_VALUES:,} values in all; return less"
+
+
+def int_too_large_message(where: str, bits: int) -> str:
+    """What the model reads when `where` is an int of more than `MAX_INT_BITS` bits."""
+    return f"{where} is an int too large to send ({bits} bits); send it as a str"

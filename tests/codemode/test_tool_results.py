@@ -153,3 +153,41 @@ return rows
 
     assert result.run.value == [{"id": 0, "name": "changed"}, {"id": 1, "name": "row 1"}, "extra"]
     assert result.calls[0].result == [{"id": 0, "name": "row 0"}, {"id": 1, "name": "row 1"}]
+
+
+def shapes_catalog() -> Catalog:
+    catalog = Catalog()
+
+    @catalog.tool
+    def many_values() -> list[int]:
+        """More values than the sandbox takes in one value, each small."""
+        return [0] * 1_000_001
+
+    @catalog.tool
+    def huge_int() -> dict[str, Any]:
+        """An int past the sandbox's int limit, yet one `json.dumps` writes (under 4,300 digits)."""
+        return {"id": [2**10_000]}
+
+    return catalog
+
+
+async def test_a_result_past_the_sandboxs_shape_limits_is_refused_with_its_wording() -> None:
+    """The conversion holds a result to the sandbox's limits on values in all and bits of an int, as its check does."""
+    code = """
+out = []
+for name in ("many_values", "huge_int"):
+    try:
+        await getattr(tools, name)()
+    except ToolError as error:
+        out.append(str(error))
+return out
+"""
+    async with Sandbox(isolation="inline") as sb, CodeMode(shapes_catalog(), sandbox=sb, max_tool_result=10**8) as cm:
+        result = await cm.execute(code, cm.new_state())
+
+    assert result.run.value == snapshot(
+        [
+            "tools.many_values() returned data that is not JSON (the result holds more than 1,000,000 values in all; return less); this is a bug in the tool, not in your code",
+            "tools.huge_int() returned data that is not JSON (a value is an int too large to send (10001 bits); send it as a str); this is a bug in the tool, not in your code",
+        ]
+    )

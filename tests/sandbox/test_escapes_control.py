@@ -290,7 +290,7 @@ CASES = [
         next(gen)
         return 1
         """,
-        Value(1),
+        limit("timeout", "whole operation budget"),  # closed as the run returns: its loop used the budget
     ),
     case(
         "del_method_loops_forever",
@@ -604,7 +604,7 @@ CASES = [
         x = g()
         next(x)
         """,
-        Value(1),
+        limit("timeout", "whole operation budget"),
         limits=BUDGET,
     ),
     case(
@@ -698,7 +698,7 @@ CASES = [
         x = g()
         next(x)
         """,
-        Value(1),
+        limit("timeout", "whole operation budget"),
         limits=BUDGET,
     ),
 ]

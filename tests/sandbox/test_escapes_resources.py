@@ -1587,6 +1587,14 @@ CASES = [
         """,
         raised("ValueError", "too many values to unpack (expected 2)"),
     ),
+    case(
+        "unpacking_an_endless_iterator_in_an_assignment_stops_at_once",
+        """
+        import itertools
+        a, (b, c) = 1, itertools.count()
+        """,
+        raised("ValueError", "too many values to unpack (expected 2)"),
+    ),
 ]
 
 

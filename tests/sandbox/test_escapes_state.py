@@ -266,6 +266,35 @@ CASES = [
         guard("`._member_map_` is not allowed"),
         limits=BUDGET,
     ),
+    # Tuple targets are unpacked by CPython (sandbox/_policy.py `visit_Assign`); each item and attribute among
+    # them is still written through `_write_`.
+    case(
+        "tuple_target_sets_a_module_attribute",
+        """
+        import math
+        x, math.pi = 1, 3
+        """,
+        guard("cannot set `.pi` on module 'math': only objects the code created can be changed"),
+        limits=BUDGET,
+    ),
+    case(
+        "starred_tuple_target_sets_a_class_attribute",
+        """
+        import enum
+        *rest, (first, enum.Enum.extra) = [1, 2, (3, 4)]
+        """,
+        guard("cannot set `.extra` on a '_EnumType' object: only objects the code created can be changed"),
+        limits=BUDGET,
+    ),
+    case(
+        "chained_tuple_targets_set_a_module_attribute",
+        """
+        import math
+        a, b = math.e, math.tau = 1, 2
+        """,
+        guard("cannot set `.e` on module 'math': only objects the code created can be changed"),
+        limits=BUDGET,
+    ),
 ]
 
 

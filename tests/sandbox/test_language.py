@@ -1909,6 +1909,36 @@ CASES = [
         [a, b, list(it), n]
         """,
     ),
+    case(
+        "tuple_assignment_evaluates_its_value_once",
+        """
+        calls = []
+
+        def pair():
+            calls.append(len(calls))
+            return [1, 2]
+
+        a, b = c, d = pair()
+        x = y, z = pair()
+        first, *middle, last = range(5)
+        (p, q), r = "ab", 3
+        box = {}
+
+        class Point:
+            pass
+
+        point = Point()
+        box["k"], point.x, [s, t] = 1, 2, (3, 4)
+        a, b = b, a
+        print(calls, a, b, c, d, x, y, z, first, middle, last, p, q, r, box, point.x, s, t)
+        for bad in ([1], [1, 2, 3], 5):
+            try:
+                u, v = bad
+            except (ValueError, TypeError) as e:
+                print(type(e).__name__, e)
+        [calls, a, b, x, middle]
+        """,
+    ),
 ]
 
 

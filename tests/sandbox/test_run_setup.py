@@ -1,8 +1,10 @@
-"""A run that never waits runs with no task of its own; one that waits goes on in its own task, unseen by the code.
+"""What a run's lean setup must not change, through the public API.
 
-The run's first step runs in the caller's task (`sandbox._mainstep`). These tests hold what that must not change:
-host functions and the code's timeouts run in the run's own task, never the caller's; the caller's cancellation
-still ends a run that swallows every exception; and a timeout in the code cancels the code, not the caller.
+A run that never waits runs with no task of its own; one that waits goes on in its own task, unseen by the code
+(`sandbox._mainstep`): host functions and the code's timeouts run in the run's own task, never the caller's; the
+caller's cancellation still ends a run that swallows every exception; a timeout in the code cancels the code, not
+the caller. And a run's builtins hold only the shared ones its code names: what the interpreter looks up by itself
+(`class`, `import`) and what the sandbox's own facades find through them (`sys.stdout`) still work.
 """
 
 from __future__ import annotations
@@ -123,3 +125,20 @@ async def test_a_run_that_never_waits_gives_the_same_result_as_one_that_does() -
         "    return 10 / n",
         "ZeroDivisionError: division by zero (line 4)",
     ]
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_code_that_names_no_builtin_still_has_classes_imports_and_stdout(isolation: str) -> None:
+    """`class`, `import` and `sys.stdout.write` need builtins the code never names; they work all the same."""
+    code = dedent(
+        """
+        import sys
+        class Point:
+            x = 1
+        sys.stdout.write("written")
+        return Point.x
+        """
+    )
+    async with Sandbox(isolation=isolation) as sb:  # type: ignore[arg-type]  # a parameter of the two isolations
+        result = await sb.run(code)
+    assert (result.error, result.value, result.stdout) == (None, 1, "written")
