@@ -20,6 +20,7 @@ from sandbox._builtins import Output, make_builtins
 from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
 from sandbox._classes import make_class
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
+from sandbox._deadlines import WATCHER
 from sandbox._decimalctx import decimal_members
 from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
@@ -63,8 +64,12 @@ async def run_code(
     error_names: Iterable[str] = (),
     variables: dict[str, JsonValue] | None = None,
     repeat: Repeat | None = None,
+    watched: bool = False,
 ) -> RunResult:
-    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`)."""
+    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`).
+
+    `watched`: the deadline watcher halts the run past its deadline between two budget checks (inline runs).
+    """
     started = time.monotonic()
     names = tuple(error_names)
     keeper = None if variables is None else Keeper(variables)
@@ -91,6 +96,8 @@ async def run_code(
     error: RunError | None = None
     ended: list[BaseException] = []  # what ended the code, held until it is over (see below)
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
+    if watched:
+        WATCHER.watch(guards)
     try:
         namespace = _globals(guards, output, calls, facade, functions, names, decimal_context, compiled.names)
         if not compiled.names.isdisjoint(_MATCH_NAMES):  # most code has no `match` statement
@@ -111,9 +118,11 @@ async def run_code(
             raise  # the host cancelled us: let it through
         if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed()):
             exc = guards.stopped.again()  # the code caught a stop, then raised something else: the stop wins
+        WATCHER.unwatch(guards)  # before its budget is reset: from here on only the grace's own checks stop it
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
         error = context.run(describe_exception, exc, compiled)
     finally:
+        WATCHER.unwatch(guards)
         guards.finish()
         guards.close_unawaited()
         await facade.finish(guards.async_generators, context)
@@ -187,6 +196,8 @@ async def _run_main(
     task: asyncio.Future[Any] = outcome
     seconds = guards.timeout - (time.monotonic() - started)
     if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
+        if guards.stopped is not None and guards.stopped.message == timeout_message(guards.timeout):
+            guards.stopped = None  # the watcher's, as the code waits (it would have stopped code that computes)
         raise guards.halt("timeout", timeout_message(guards.timeout, " waiting on tools or sleeps"))
     return task.result()
 

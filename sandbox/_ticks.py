@@ -62,6 +62,8 @@ class Budget:
             self.stop("timeout", timeout_message(self.timeout))
         self.operations_left -= _CHUNK
         self._rewind(0)
+        if self.stopped is not None:  # halted from another thread (`sandbox._deadlines`) since the check above
+            self._rewind(_CHUNK)
 
     def _refill_turn(self, _: None) -> NoReturn:
         self.refill()

@@ -156,6 +156,7 @@ class Sandbox:
                 error_names=names,
                 variables=initial,
                 repeat=repeat,
+                watched=True,
             )
         async with self._pool.worker(limits.memory) as worker:
             return await worker.run(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
+import threading
 
 import pytest
 
 from sandbox import Limits, Sandbox
-from sandbox.limits import output_message
+from sandbox.limits import output_message, timeout_message
 
 
 def dedent(code: str) -> str:
@@ -89,3 +91,57 @@ async def test_a_stop_the_code_catches_and_replaces_with_its_own_error_still_end
         result = await sb.run(code)
     assert result.error is not None
     assert (result.error.kind, result.error.message) == ("output_limit", output_message(1_000))
+
+
+TIMEOUT = timeout_message(0.1)
+
+LONG_CALLS_FEW_TICKS = dedent(
+    """
+    L = [0] * 1_000_000
+    for i in range(250):
+        x = sum(L)
+    return "done"
+    """
+)
+
+ENDS_IN_A_LONG_CALL = dedent(
+    """
+    L = [0] * 3_000_000
+    for i in range(2):
+        pass
+    return L.count(1) + L.count(1) + L.count(1) + L.count(1) + L.count(1)
+    """
+)
+
+
+async def test_a_run_of_fewer_ticks_than_a_chunk_each_a_long_call_stops_at_its_timeout() -> None:
+    """250 ticks of a few ms each: the deadline watcher halts the run, which stops at its next tick."""
+    async with Sandbox(limits=Limits(timeout=0.1), isolation="inline") as sb:
+        result = await sb.run(LONG_CALLS_FEW_TICKS)
+    assert result.value is None
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("timeout", f"{TIMEOUT} (line 2)")
+
+
+async def test_a_run_that_ends_past_its_timeout_with_no_tick_after_it_is_a_timeout() -> None:
+    """A long C call past the deadline cannot be cut, but its run ends as the timeout, not with its value."""
+    async with Sandbox(limits=Limits(timeout=0.1), isolation="inline") as sb:
+        result = await sb.run(ENDS_IN_A_LONG_CALL)
+    assert result.value is None
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("timeout", TIMEOUT)
+
+
+async def test_inline_runs_share_one_deadline_watcher_thread() -> None:
+    """The watcher is one daemon thread for the process: runs, in sequence or at once, start no thread of their own."""
+    async with Sandbox(limits=Limits(timeout=5.0), isolation="inline") as sb:
+        await sb.run("return 1")
+        before = threading.enumerate()
+        results = [await sb.run("return 1") for _ in range(3)]
+        results += await asyncio.gather(*(sb.run("import asyncio\nawait asyncio.sleep(0)\nreturn 1") for _ in range(3)))
+        after = threading.enumerate()
+    assert [result.value for result in results] == [1] * 6
+    assert after == before
+    watchers = [thread for thread in after if thread.name == "sandbox-deadlines"]
+    assert len(watchers) == 1
+    assert watchers[0].daemon
