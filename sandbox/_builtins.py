@@ -162,7 +162,7 @@ def make_builtins(
 
     return {
         **_shared_for(names),
-        **{name: value for name, value in ticking_builtins(guards.ticking).items() if name in names},
+        **{name: value for name, value in ticking_builtins(guards).items() if name in names},
         "__import__": importer,
         "print": output.print,
         "sorted": sorted_for(guards),
@@ -172,7 +172,6 @@ def make_builtins(
         "setattr": guards.setattr,
         "delattr": guards.delattr,
         "pow": guards.pow,
-        "sum": guards.sum,
         "format": guards.builtin_format,
         "vars": vars_,
     }

@@ -28,8 +28,12 @@ _PULLED_KEYWORDS = ("iterable", "data")
 """The same iterable passed by keyword (`groupby(iterable=...)`, `compress(data=...)`)."""
 
 
-def ticking_builtins(ticking: Callable[[Iterable[Any]], Iterator[Any]]) -> dict[str, Any]:
-    """`filter`, `map`, `zip`, `enumerate`, `iter` and `reversed`, a tick per item they pull or produce."""
+def ticking_builtins(guards: Guards) -> dict[str, Any]:
+    """The lazy builtins, a tick per item they pull or produce; `sum`, `max`, `min`, `any`, `all`, per item taken.
+
+    The consumers are ticked too because a `range` they run over is no lazy iterator of ours.
+    """
+    ticking = guards.ticking
 
     def filter_(function: Any, iterable: Any, /) -> Any:
         return filter(function, ticking(iterable))
@@ -51,10 +55,37 @@ def ticking_builtins(ticking: Callable[[Iterable[Any]], Iterator[Any]]) -> dict[
     def reversed_(sequence: Any, /) -> Any:
         return ticking(reversed(sequence))
 
-    for function, real in ((filter_, filter), (map_, map), (zip_, zip), (enumerate_, enumerate), (iter_, iter)):
-        function.__name__ = function.__qualname__ = real.__name__
-    reversed_.__name__ = reversed_.__qualname__ = "reversed"
-    return {"filter": filter_, "map": map_, "zip": zip_, "enumerate": enumerate_, "iter": iter_, "reversed": reversed_}
+    def sum_(iterable: Any, /, start: Any = 0) -> Any:
+        return guards.sum(ticking(iterable), start)
+
+    def max_(*args: Any, **kwargs: Any) -> Any:
+        return max(*map(ticking, args), **kwargs) if len(args) == 1 else max(*args, **kwargs)
+
+    def min_(*args: Any, **kwargs: Any) -> Any:
+        return min(*map(ticking, args), **kwargs) if len(args) == 1 else min(*args, **kwargs)
+
+    def any_(iterable: Any, /) -> bool:
+        return any(ticking(iterable))
+
+    def all_(iterable: Any, /) -> bool:
+        return all(ticking(iterable))
+
+    made = {
+        "filter": filter_,
+        "map": map_,
+        "zip": zip_,
+        "enumerate": enumerate_,
+        "iter": iter_,
+        "reversed": reversed_,
+        "sum": sum_,
+        "max": max_,
+        "min": min_,
+        "any": any_,
+        "all": all_,
+    }
+    for name, function in made.items():
+        function.__name__ = function.__qualname__ = name
+    return made
 
 
 class _Chain:

@@ -566,6 +566,34 @@ CASES = [
         BUDGET_SPENT,
     ),
     case(
+        "c_level_max_over_a_huge_range",
+        """
+        return max(range(10**18))
+        """,
+        BUDGET_SPENT,
+    ),
+    case(
+        "c_level_sum_over_a_huge_range",
+        """
+        return sum(range(10**18))
+        """,
+        BUDGET_SPENT,
+    ),
+    case(
+        "c_level_all_over_a_huge_range",
+        """
+        return all(range(1, 10**18))
+        """,
+        BUDGET_SPENT,
+    ),
+    case(
+        "c_level_min_over_a_huge_range_with_a_key",
+        """
+        return min(range(10**18), key=abs)
+        """,
+        BUDGET_SPENT,
+    ),
+    case(
         "unpacking_an_endless_callable_iterator_with_a_star",
         """
         a, *b = iter(int, 1)

@@ -282,7 +282,7 @@ async def test_a_fence_line_of_many_spaces_is_read_in_one_pass(sb: Sandbox) -> N
 @BOTH
 @pytest.mark.xfail(
     strict=True,
-    reason="stdlib code written in Python (difflib) and C consumers run unticked: only the wall clock stops them, "
+    reason="stdlib code written in Python (difflib) runs unticked: only the wall clock stops it, "
     "and inline, nothing inside one call (README, limits)",
 )
 async def test_stdlib_code_written_in_python_counts_against_the_operation_budget(sb: Sandbox) -> None:
