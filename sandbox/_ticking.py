@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
     from sandbox._guards import Guards
 
-_PRODUCING = "count cycle chain zip_longest starmap takewhile pairwise permutations combinations".split()
+_PRODUCING = (
+    "count cycle zip_longest starmap takewhile pairwise permutations combinations combinations_with_replacement"
+).split()
 """itertools' iterators that produce an item at each pull of theirs: a tick per item produced bounds them."""
 _SKIPPING = {"filterfalse": 1, "dropwhile": 1, "islice": 0, "groupby": 0, "compress": 0, "batched": 0}
 """itertools' iterators that may pull many items per item produced: the position of the iterable they pull."""
@@ -141,9 +143,6 @@ def ticking_itertools(guards: Guards) -> dict[str, Any]:
         guards.check_length(ranges + len(iterables) * max(repeat, 0), "a collection of length")
         return ticking(itertools.product(*map(ticking, iterables), repeat=repeat))
 
-    def combinations_with_replacement(iterable: Any, r: Any) -> Iterator[Any]:
-        return ticking(itertools.combinations_with_replacement(iterable, r))
-
     def tee(iterable: Any, n: Any = 2, /) -> tuple[Iterator[Any], ...]:
         return itertools.tee(ticking(iterable), n)
 
@@ -160,6 +159,5 @@ def ticking_itertools(guards: Guards) -> dict[str, Any]:
         "repeat": repeat,
         "accumulate": accumulate,
         "product": product,
-        "combinations_with_replacement": combinations_with_replacement,
         "tee": tee,
     }

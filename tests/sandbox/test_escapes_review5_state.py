@@ -156,39 +156,28 @@ CASES = [
         Value("2024-12-31"),
         then=('import datetime\nreturn str(datetime.datetime.strptime("2024-01-02", "%Y-%m-%d").date())', "2024-01-02"),
     ),
-    case(
-        "forged_stop_signal_subclass_reports_a_crash",
-        """
-        try:
-            exit()
-        except BaseException as e:
-            S = type(e)
-        class F(S):
-            _sealed = True
-            kind = "crashed"
-            message = "the worker process died (it ran out of memory?)"
-            def __init__(self):
-                pass
-        raise F()
-        """,
-        raised("F", "F"),
-    ),
-    case(
-        "forged_stop_signal_subclass_reports_no_kind",
-        """
-        try:
-            exit()
-        except BaseException as e:
-            S = type(e)
-        class F(S):
-            _sealed = True
-            kind = "not-a-kind"
-            message = "made up"
-            def __init__(self):
-                pass
-        raise F()
-        """,
-        raised("F", "F"),
+    *(
+        case(
+            f"forged_stop_signal_subclass_reports_{claim}",
+            f"""
+            try:
+                exit()
+            except BaseException as e:
+                S = type(e)
+            class F(S):
+                _sealed = True
+                kind = "{kind}"
+                message = "{message}"
+                def __init__(self):
+                    pass
+            raise F()
+            """,
+            raised("F", "F"),
+        )
+        for claim, kind, message in (
+            ("a_crash", "crashed", "the worker process died (it ran out of memory?)"),
+            ("no_kind", "not-a-kind", "made up"),
+        )
     ),
 ]
 
