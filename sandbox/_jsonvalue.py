@@ -19,6 +19,7 @@ import decimal
 import enum
 import fractions
 import inspect
+import itertools
 import json
 import math
 import types
@@ -35,6 +36,7 @@ MAX_NODES = MAX_JSON_VALUES
 _VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()))
 _ITERATORS: tuple[type, ...] = (
     *(map, filter, zip, range, enumerate, reversed, types.GeneratorType, types.AsyncGeneratorType),
+    itertools.compress,  # what the run's `iter`, `reversed` and itertools hand out: they tick per item
     *(type(iter([])), type(iter(())), type(iter({})), type(iter("")), type(iter(range(0)))),
 )
 
