@@ -55,8 +55,17 @@ class _Connection:
     """Whether new calls go elsewhere: it closes when its last call in flight ends."""
 
     def retire(self) -> None:
+        """Take no new calls, and close once the calls in flight have ended."""
         self.retired = True
-        if self.calls == 0:
+        self._close_if_done()
+
+    def release(self) -> None:
+        """One call ended."""
+        self.calls -= 1
+        self._close_if_done()
+
+    def _close_if_done(self) -> None:
+        if self.retired and self.calls == 0:
             self.scope.cancel()
 
 
@@ -126,9 +135,7 @@ class ServerLink:
             self._retire(connection)
             raise tool_error(self._lost(tool_name, error)) from None
         finally:
-            connection.calls -= 1
-            if connection.retired and connection.calls == 0:
-                connection.scope.cancel()
+            connection.release()
         return result_json(result)
 
     async def _connected(self) -> _Connection:
