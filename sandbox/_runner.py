@@ -102,7 +102,9 @@ async def run_code(
         if decimal_context is not None:  # the run's own context, set before its tasks copy theirs from it
             context.run(decimal.setcontext, decimal_context)
         main = types.FunctionType(compiled.code, namespace)()  # `_main_`, not kept in its own globals
-        value = await _run_main(main, facade, started, guards, context)
+        finished, value = facade.start(main, context)
+        if not finished:  # it waits: it goes on in its own task, `value`
+            value = await _waited(value, started, guards)
         if guards.stopped is not None:  # the code caught a stop and went on: the stop is still how the run ended
             raise guards.stopped.again()
         error = None if calls is None else _unawaited_error(calls)
@@ -150,13 +152,8 @@ def _importer(guards: Guards, facade: AsyncioFacade, decimal_context: decimal.Co
     return make_importer(modules, guards)
 
 
-async def _run_main(
-    main: Any, facade: AsyncioFacade, started: float, guards: Guards, context: contextvars.Context
-) -> Any:
-    finished, outcome = facade.start(main, context)
-    if finished:
-        return outcome
-    task: asyncio.Future[Any] = outcome
+async def _waited(task: asyncio.Future[Any], started: float, guards: Guards) -> Any:
+    """The main task's result, or the run's timeout."""
     seconds = guards.timeout - (time.monotonic() - started)
     if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
         if guards.stopped is not None and guards.stopped.message == timeout_message(guards.timeout):
