@@ -11,6 +11,7 @@ the draft: `checked_schema`), so the stub and the validator never disagree.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 _MAX_MERGE_DEPTH: Final = 8
 """How deep `allOf` members that are themselves `allOf` (through `$ref`) are merged before giving up."""
 _UNION_KEYS: Final = ("anyOf", "oneOf")
+FIRST_ERRORS: Final = 64
+"""The most validation errors collected for one instance (the message names the first by path)."""
 _NULLABLE_KEYS: Final = ("nullable", "enum", "anyOf", "oneOf")
 
 
@@ -291,14 +294,19 @@ class CheckedSchema:
     """The `jsonschema` validator (of the relaxed schema, when there is a problem)."""
 
     def errors(self, instance: JsonValue) -> list[Any]:
-        """The validation errors of `instance`, first by path; a reference that cannot be followed is skipped."""
+        """The first validation errors of `instance`, first by path; a reference that cannot be followed is skipped.
+
+        The walk stops after `FIRST_ERRORS`: a million bad items would each build an error, for one message.
+        """
         from referencing.exceptions import Unresolvable  # loaded with `jsonschema`, by `_drafts`
 
         try:
-            return sorted(self.validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
+            found = itertools.islice(self.validator.iter_errors(instance), FIRST_ERRORS)
+            return sorted(found, key=lambda e: list(e.absolute_path))
         except Unresolvable:  # a remote or broken `$ref`: check what can be checked without it
             relaxed = _relaxed(as_schema(self.validator.schema))
-            return sorted(relaxed.iter_errors(instance), key=lambda e: list(e.absolute_path))
+            found = itertools.islice(relaxed.iter_errors(instance), FIRST_ERRORS)
+            return sorted(found, key=lambda e: list(e.absolute_path))
 
 
 def checked_schema(schema: JsonObject) -> CheckedSchema:
