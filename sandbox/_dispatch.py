@@ -115,19 +115,18 @@ class Dispatcher:
     async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
         if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
-        await self._take_slot()
+        if self._busy < self._slots and not self._queue:  # a free slot, and no call waiting before this one
+            self._busy += 1
+        else:
+            await self._wait_for_slot()
         try:
             result = await _finish(target, call, started)
         finally:
             self._free_slot()
         return self._checked(result, call)
 
-    async def _take_slot(self) -> None:
-        """Take an in-flight slot: at once while one is free and no call waits before this one, else in turn."""
-        assert self._slots is not None
-        if self._busy < self._slots and not self._queue:
-            self._busy += 1
-            return
+    async def _wait_for_slot(self) -> None:
+        """Wait for an in-flight slot in turn: the first call waiting gets the next one freed."""
         turn = anyio.Event()
         self._queue.append(turn)
         try:

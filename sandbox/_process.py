@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from sandbox._alarm import Alarm
 from sandbox._confine import Layers
 from sandbox._conversation import Conversation
 from sandbox._distrust import KILL_GRACE, Admission, CpuClock, checked_result
@@ -53,6 +54,8 @@ class WorkerProcess:
         self.layers = Layers.none("the worker has not started")
         """The confinement the worker reported when it became ready."""
         self.pipe = FramePipe(to_worker=to_worker, from_worker=from_worker)
+        self.alarm = Alarm()
+        """The timer for its runs' deadlines, left armed between runs."""
         self.healthy = True
         self._run_ids = itertools.count(1)
         self.idle_cpu: float | None = None
@@ -182,7 +185,8 @@ class WorkerProcess:
                 )
             )
         self.healthy = False  # until the worker reports `done`, it is mid-run and must not be reused
-        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=Admission(limits))
+        admission = Admission(limits)
+        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=admission, alarm=self.alarm)
         try:
             await self.pipe.send_frame(frame)
             result = await conversation.serve(within=limits.timeout + KILL_GRACE)
@@ -240,6 +244,7 @@ class WorkerProcess:
             await self.process.wait()
             await self.process.aclose()
         self.pipe.close()
+        self.alarm.close()
         self.cpu.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
