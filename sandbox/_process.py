@@ -9,6 +9,7 @@ answered, a call tagged with another run's id refused) is `sandbox._conversation
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -25,7 +26,7 @@ from sandbox._confine import Layers
 from sandbox._conversation import Conversation
 from sandbox._distrust import KILL_GRACE, Admission, CpuClock, checked_result
 from sandbox._pipe import FramePipe
-from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
+from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode_with_text
 from sandbox.errors import SandboxError
 from sandbox.limits import timeout_message
 from sandbox.result import RunError, RunResult
@@ -64,6 +65,8 @@ class WorkerProcess:
         """When (`time.monotonic()`) its last run ended."""
         self.cpu = CpuClock(process.pid)
         """The worker's CPU time, as the pool reads it between runs."""
+        self._limits: tuple[Limits, str] | None = None
+        """The last run's limits, and their JSON text."""
 
     @classmethod
     async def start(cls, memory: int, confinement: Confinement, *, entry: tuple[str, ...] = WORKER) -> WorkerProcess:
@@ -164,17 +167,18 @@ class WorkerProcess:
         """
         run_id = next(self._run_ids)
         try:
-            frame = encode(
+            frame = encode_with_text(
                 {
                     "t": "run",
                     "run": run_id,
                     "code": code,
-                    "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
                     "variables": variables,
                     **({"repeat": {"seed": repeat.seed, "clock": repeat.clock}} if repeat else {}),
-                }
+                },
+                "limits",
+                self._limits_text(limits),
             )
         except FrameTooLargeError as error:
             return RunResult(
@@ -217,6 +221,12 @@ class WorkerProcess:
         # A worker that sent what its own checks forbid is not reused; nor one whose run was cut off mid-work.
         self.healthy = not (conversation.reply_failed or lied or (result.error and result.error.kind in _RECYCLE))
         return result
+
+    def _limits_text(self, limits: Limits) -> str:
+        """`limits` as JSON text: made once for the `Limits` (frozen) that runs on this worker keep passing."""
+        if self._limits is None or self._limits[0] is not limits:
+            self._limits = (limits, json.dumps(limits.to_json(), separators=(",", ":"), ensure_ascii=False))
+        return self._limits[1]
 
     async def _crashed(self, violation: str | None = None) -> RunResult:
         await self.kill()
