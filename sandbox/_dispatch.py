@@ -148,6 +148,10 @@ class Dispatcher:
     @staticmethod
     def _checked(result: object, call: Call) -> Reply:
         """What goes back to the code: a `JsonText` as it is (encoded by the host already), else a checked copy."""
+        if result is None or type(result) is bool or type(result) is str:
+            return result  # exact immutable JSON scalars: `check_json` gives them back as they are
+        if type(result) is int and -_SMALL_INT < result < _SMALL_INT:
+            return result  # likewise, far inside its `MAX_INT_BITS`
         if isinstance(result, JsonText):
             return result
         try:
@@ -156,6 +160,8 @@ class Dispatcher:
             raise HostFailure("TypeError", f"`{call.label}` returned data that is not JSON: {error}") from None
 
 
+_SMALL_INT = 2**62
+"""Ints smaller than this have far fewer bits than `check_json` lets through (`MAX_INT_BITS`)."""
 _PLAIN = frozenset({int, str, float, bool, type(None), list, dict, JsonText})
 """Types of a sync function's result that are never awaitable (the usual ones: no `isawaitable` needed)."""
 

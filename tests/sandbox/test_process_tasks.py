@@ -24,7 +24,7 @@ from sandbox import Limits, Sandbox
 from sandbox._alarm import Alarm
 from sandbox._dispatch import Dispatcher
 from sandbox._distrust import IDLE_CPU, CpuClock, cpu_seconds
-from sandbox._hostcall import Call
+from sandbox._hostcall import Call, HostFailure
 from sandbox._pool import _rested
 
 pytestmark = pytest.mark.anyio
@@ -160,6 +160,36 @@ async def test_a_waiter_cancelled_after_its_slot_came_hands_it_to_the_next() -> 
     assert started == [0, 2]
     assert results == {0: 0, 2: 2}
     assert (dispatcher._busy, len(dispatcher._queue)) == (0, 0)
+
+
+class Label(str):
+    """A str subclass, which is not plain JSON data."""
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, None),
+        (True, True),
+        ("text", "text"),
+        (-(2**61), -(2**61)),
+        (2**70, 2**70),
+        (2**10_001, "TypeError"),
+        (Label("x"), "TypeError"),
+    ],
+    ids=["none", "bool", "str", "small-int", "big-int", "too-many-bits", "str-subclass"],
+)
+async def test_a_sync_functions_scalar_result_is_given_back_or_refused_as_check_json_says(
+    value: object, expected: object
+) -> None:
+    """Plain scalars come back as they are; an int past `MAX_INT_BITS` or a str subclass is a `TypeError`."""
+    dispatcher = Dispatcher({"give": lambda: value}, Limits(), limit=True)
+    try:
+        outcome = await dispatcher(Call("give", None, [], {}))
+    except HostFailure as failure:
+        outcome = failure.type_name
+    assert outcome == expected
+    assert type(outcome) is type(expected)
 
 
 @pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
