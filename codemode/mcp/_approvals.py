@@ -6,9 +6,10 @@ is asked over the session's back-channel, and the run resumes with the answer in
 the 2026-07-28 protocol, which has no back-channel, gets an `InputRequiredResult` that embeds the elicitation
 and carries the conversation state (with the signed record of the paused run) as its `requestState`; the
 client asks the person and retries the call with the answer, and the run resumes from that state, so any
-replica can serve the retry. A client that cannot ask a person gets an `isError` result saying which call
-waits and how to decide it: call `code` again with the same code, the `_meta["codemode/state"]` of that result
-(it carries the signed record, so a stateless server needs nothing else), and
+replica can serve the retry. A client that cannot ask a person gets an `isError` result with what the run
+printed, which call waits, the calls already made, and how to decide it: call `code` again with the same code,
+the `_meta["codemode/state"]` of that result (it carries the signed record, so a stateless server needs nothing
+else), and
 `_meta["codemode/approval"] = {"id": ..., "approved": true}` (or `false` with a `"reason"`).
 """
 
@@ -19,6 +20,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode import Decision
+from codemode._text import summary
 from codemode.discovery import DiscoveryState
 from codemode.mcp._sdk import MODERN_PROTOCOL_VERSIONS, types
 
@@ -82,15 +84,27 @@ def round_state(params: types.CallToolRequestParams) -> DiscoveryState | None:
         return None
 
 
-def fallback_text(pending: PendingApproval, state: DiscoveryState) -> str:
-    """What a client that cannot ask a person reads: the call that waits, and how to decide it."""
+def fallback_text(result: ExecuteResult, pending: PendingApproval) -> str:
+    """What a client that cannot ask a person reads about `result`, paused at `pending`.
+
+    The run so far (its output, the pause, the calls it made) and how to decide.
+    """
+    parts = [result.run.stdout.rstrip("\n")] if result.run.stdout else []
+    parts.append(result.text)
+    if pending.calls:
+        parts.append(
+            "These calls were already made and took effect; resuming does not make them again, "
+            "but new code would make them a second time:"
+        )
+        parts.extend(f"  {'ok    ' if call.ok else 'failed'} {summary(call)}" for call in pending.calls)
     decision = json.dumps({"id": pending.id, "approved": True})
-    return (
-        f"The call {pending.describe()} needs a person's approval and was not made. This client cannot ask one "
-        "(no MCP elicitation), so ask the user, then call `code` again with the same code, this result's "
+    parts.append(
+        f"To decide {pending.describe()}: this client cannot ask a person (no MCP elicitation), so ask the user, "
+        "then call `code` again with the same code, this result's "
         f'`_meta["codemode/state"]`, and `_meta["{APPROVAL_META_KEY}"] = {decision}` (or `"approved": false` '
         'with a `"reason"`).'
     )
+    return "\n".join(parts)
 
 
 def _answered(params: types.CallToolRequestParams, state: DiscoveryState, code: str) -> Decision | None:

@@ -79,7 +79,7 @@ def build_server(cm: CodeMode, *, stateless: bool = False, name: str = "codemode
             return _result([f"internal error in codemode ({type(error).__name__}); try again."], state, True)
         if isinstance(result, types.InputRequiredResult):
             return result
-        text = fallback_text(result.pending, state) if result.pending is not None else result.text
+        text = fallback_text(result, result.pending) if result.pending is not None else result.text
         texts = [text, *([result.announcement] if result.announcement else [])]
         return _result(texts, state, not result.ok)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from approval_shop import REFUND_CODE, make_shop
+from approval_shop import REFUND_CODE, REFUNDED, make_shop
 from mcp import Client
 
 from codemode.mcp import build_server
@@ -86,9 +86,7 @@ async def test_a_client_without_elicitation_gets_how_to_approve_and_a_stateless_
         state = paused.meta["codemode/state"]
         approval = {"id": state["approval"]["signature"][:16], "approved": True}
         assert paused.is_error
-        assert texts(paused)[0].startswith(
-            'The call refund(order_id="A1", amount=150.0) needs a person\'s approval and was not made.'
-        )
+        assert texts(paused)[0].startswith("Paused: `tools.refund(...)` needs a person's approval")
         assert f'"id": "{approval["id"]}"' in texts(paused)[0]
         forged = {**state, "approval": {**state["approval"], "signature": "0" * 64}}
         refused = await client.call_tool(
@@ -101,6 +99,38 @@ async def test_a_client_without_elicitation_gets_how_to_approve_and_a_stateless_
     assert texts(refused)[0] == snapshot_refused()
     assert not done.is_error
     assert texts(done)[0] == 'Returned: {\n "order_id": "A1",\n "refunded": 150.0\n}'
+    assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
+
+
+async def test_a_client_without_elicitation_reads_the_output_and_the_calls_already_made() -> None:
+    """The paused result keeps what the run printed and says which calls took effect, so new code would repeat
+    them; resuming with `_meta` does not."""
+    shop = make_shop()
+    code = (
+        'order = await tools.get_order(order_id="A1")\nprint("total", order["total"])\n'
+        'return await tools.refund(order_id="A1", amount=order["total"])'
+    )
+    async with shop.code_mode() as cm, Client(build_server(cm)) as client:
+        paused = await client.call_tool("code", {"code": code})
+        state = paused.meta["codemode/state"]
+        approval = {"id": state["approval"]["signature"][:16], "approved": True}
+        done = await client.call_tool(
+            "code", {"code": code}, meta={"codemode/state": state, "codemode/approval": approval}
+        )
+    assert paused.is_error
+    assert texts(paused)[0] == (
+        "total 150.0\n"
+        "Paused: `tools.refund(...)` needs a person's approval, so the run stopped before making it; the 1 call "
+        "made before it will not be made again. The run continues from there once someone decides.\n"
+        "These calls were already made and took effect; resuming does not make them again, but new code would "
+        "make them a second time:\n"
+        '  ok     get_order(order_id="A1")\n'
+        'To decide refund(order_id="A1", amount=150.0): this client cannot ask a person (no MCP elicitation), so '
+        'ask the user, then call `code` again with the same code, this result\'s `_meta["codemode/state"]`, and '
+        f'`_meta["codemode/approval"] = {{"id": "{approval["id"]}", "approved": true}}` (or `"approved": false` '
+        'with a `"reason"`).'
+    )
+    assert texts(done)[0] == "total 150.0\n" + REFUNDED
     assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
 
 
