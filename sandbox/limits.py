@@ -80,8 +80,8 @@ def calls_message(calls: int) -> str:
 def output_message(output: int) -> str:
     """What the model reads when a run prints more than its `output` limit."""
     return (
-        f"the code printed more than {output:,} characters; print less (a summary, a count, a slice) "
-        "or return the data instead"
+        f"the code printed more than {output:,} characters; print less (a summary, a count, a slice, only the "
+        "fields you need)"
     )
 
 
