@@ -7,6 +7,7 @@ if it were its result (printing it, indexing it, returning it) raises a one-line
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import builtins
 from typing import TYPE_CHECKING, Any
@@ -75,8 +76,18 @@ class CallState:
                     await own_task()
                 result = await self.bridge(call)
             except HostFailure as failure:
-                raise self.error_class(failure.type_name)(failure.message) from None
+                raise self.error_class(failure.type_name)(_argument(failure)) from None
         return result
+
+
+def _argument(failure: HostFailure) -> object:
+    """The re-raised error's argument: a `KeyError`'s message is its key's repr, so the key (else the message)."""
+    if failure.type_name == "KeyError":
+        try:  # a literal only: the message is the host's text, never run
+            return ast.literal_eval(failure.message)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
+    return failure.message
 
 
 _PLAIN_ERRORS = frozenset(

@@ -601,7 +601,8 @@ async def test_printing_past_the_output_limit_advises_printing_less_not_returnin
     """The advice is true: it does not send the model to `return`, whose value is shown cut shorter than output."""
     result = await execute('for i in range(10_000):\n    print("row", i, "x" * 20)')
 
-    assert result.run.error is not None and result.run.error.kind == "output_limit"
+    assert result.run.error is not None
+    assert result.run.error.kind == "output_limit"
     assert result.text.splitlines()[-1] == (
         "Error: the code printed more than 65,536 characters; print less (a summary, a count, a slice, only the "
         "fields you need) (line 2)"

@@ -173,6 +173,22 @@ async def test_a_host_value_error_is_catchable_as_value_error(sb: Sandbox) -> No
     assert result.value == "caught bad city"
 
 
+@both
+async def test_a_host_key_error_reads_as_python_s_own(sb: Sandbox) -> None:
+    """A host `KeyError` reaches the code with the key itself, so `str(e)` is quoted once, as in CPython."""
+
+    def lookup(key: str) -> object:
+        raise KeyError({"k": "k", "five": 5, "msg": "no user 'ann'"}[key])
+
+    code = (
+        "out = []\nfor key in ['k', 'five', 'msg']:\n    try:\n        await lookup(key)\n"
+        "    except KeyError as e:\n        out.append([str(e), e.args[0]])\nreturn out"
+    )
+    result = await sb.run(code, functions={"lookup": lookup})
+    assert result.error is None, result.error
+    assert result.value == [["'k'", "k"], ["5", 5], ["\"no user 'ann'\"", "no user 'ann'"]]
+
+
 # -- host functions --------------------------------------------------------------------------------------------
 
 
