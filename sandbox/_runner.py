@@ -27,7 +27,7 @@ from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._mainstep import own_task
 from sandbox._matching import match_names
 from sandbox._modules import RunModules, make_importer
-from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun
+from sandbox._signals import EXIT, ForbiddenError, ForbiddenImportError, StopRun
 from sandbox._sizes import SizeLimitError
 from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
 from sandbox._variables import Keeper
@@ -116,7 +116,7 @@ async def run_code(
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
-        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed()):
+        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed() and exc.kind != EXIT):
             exc = guards.stopped.again()  # the code caught a stop, then raised something else: the stop wins
         WATCHER.unwatch(guards)  # before its budget is reset: from here on only the grace's own checks stop it
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
@@ -129,7 +129,12 @@ async def run_code(
         ended.clear()
     if error is None:
         value, error = _check_value(value, limits)
-    kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
+    skip = (*functions, *names)
+    kept, dropped = (
+        (None, {})
+        if keeper is None
+        else keeper.collect(budget=limits.variables, skip=skip, deadline=started + limits.timeout)
+    )
     return RunResult(
         value=value if error is None else None,
         stdout=output.text(),
@@ -261,11 +266,20 @@ def _scalar_size(value: object) -> int | None:
     return None
 
 
-def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
-    """The model-facing error for an exception that ended the run."""
-    frames = _model_frames(exc.__traceback__)
+def describe_exception(exc: BaseException, compiled: Compiled) -> RunError | None:
+    """The model-facing error for an exception that ended the run; None for a clean `sys.exit()`."""
+    exited = isinstance(exc, StopRun) and exc.sealed() and exc.kind == EXIT
+    raised = exc.__context__ if exited and exc.__context__ is not None else exc  # where the `SystemExit` was raised
+    frames = _model_frames(raised.__traceback__)
     line = frames[-1][1] if frames else None
     where = f" (line {line})" if line else ""
+    if exited:
+        message = cast("StopRun", exc).message
+        return (
+            RunError(kind="runtime", message=_capped(message, MAX_MESSAGE), line=line, type_name="SystemExit")
+            if message
+            else None
+        )
     if isinstance(exc, StopRun) and exc.sealed():
         return RunError(kind=cast("ErrorKind", exc.kind), message=f"{exc.message}{where}", line=line)
     kind: ErrorKind = "runtime"
