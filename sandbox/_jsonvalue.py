@@ -48,7 +48,8 @@ class NotJsonError(ValueError):
 
 def check_json(value: object, *, max_depth: int = MAX_DEPTH, max_int_bits: int = MAX_INT_BITS) -> JsonValue:
     """Return a fresh copy of `value` made only of exact JSON types (tuples become lists), or raise `NotJsonError`."""
-    return _convert("value", value, max_depth, max_int_bits, strict=True)
+    flat = _flat_copy(value, max_depth, max_int_bits)
+    return flat if flat is not None else _convert("value", value, max_depth, max_int_bits, strict=True)
 
 
 def to_json(
@@ -62,14 +63,12 @@ def to_json(
         max_depth: Levels of nesting allowed.
         max_int_bits: The largest int allowed, in bits.
     """
-    return _convert(path, value, max_depth, max_int_bits, strict=False)
+    flat = _flat_copy(value, max_depth, max_int_bits)
+    return flat if flat is not None else _convert(path, value, max_depth, max_int_bits, strict=False)
 
 
 def _convert(root: str, value: object, max_depth: int, max_int_bits: int, *, strict: bool) -> JsonValue:
     """Convert in one walk; where a failing value sits (`value['a'][0]`) is spelled out only once it failed."""
-    flat = _flat_copy(value, max_depth, max_int_bits)
-    if flat is not None:
-        return flat
     try:
         return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict).value(value, max_depth)
     except _Unplaced as error:
@@ -99,8 +98,10 @@ def _flat_copy(value: object, max_depth: int, max_int_bits: int) -> list[JsonVal
     data: Any = value
     if (kind is not list and kind is not dict) or max_depth < 1 or len(data) >= MAX_NODES:
         return None
-    if kind is dict and not all(type(key) is str for key in dict.keys(data)):
-        return None
+    if kind is dict:
+        for key in dict.keys(data):
+            if type(key) is not str:
+                return None
     low, high = _INT_BOUNDS if max_int_bits == MAX_INT_BITS else (-(1 << max_int_bits), 1 << max_int_bits)
     for item in dict.values(data) if kind is dict else data:
         item_kind = type(item)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import itertools
 import math
 import os
@@ -142,19 +143,22 @@ class Worker:
 
     def bridge_for(self, run_id: object) -> Bridge:
         """The bridge of one run: its calls carry the run's id and are refused once the run is over."""
-
-        async def bridge(call: Call) -> JsonValue:
-            return await self.call(run_id, call)
-
-        return bridge
+        return functools.partial(self.call, run_id)
 
     async def call(self, run_id: object, call: Call) -> JsonValue:
         """A host call over the pipe, on behalf of run `run_id`."""
         if run_id is None or run_id != self.current_run:
             raise HostFailure("RuntimeError", _RUN_OVER)
         call_id = next(self.ids)
-        message = {"t": "call", "run": run_id, "id": call_id, "fn": call.function, "attr": call.attribute}
-        message["args"], message["kwargs"] = call.args, call.kwargs
+        message = {
+            "t": "call",
+            "run": run_id,
+            "id": call_id,
+            "fn": call.function,
+            "attr": call.attribute,
+            "args": call.args,
+            "kwargs": call.kwargs,
+        }
         try:
             frame = encode(message)
         except FrameTooLargeError as error:
@@ -166,7 +170,7 @@ class Worker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
         try:
-            if len(self.pending) == 1 and not self.outbox:  # the only call out: send it, wait right here
+            if len(self.pending) == 1 and not self.outbox and not self.loop_busy():  # the only call: wait right here
                 self.write(frame)
                 del frame
                 self.wait_here(future.done)
@@ -216,6 +220,10 @@ class Worker:
                 return
             self.readable()
 
+    def loop_busy(self) -> bool:
+        """Whether the loop has callbacks ready (tasks about to run, which may call the host too)."""
+        return self.loop_queues is not None and bool(self.loop_queues[0])
+
     def readable(self) -> None:
         """Read what the host sent and handle each whole frame (the loop calls this when the pipe is readable)."""
         try:
@@ -250,16 +258,17 @@ class Worker:
 
     def handle(self, message: dict[str, Any]) -> None:
         """One frame from the host."""
-        if message["t"] == "run":
+        kind = message["t"]
+        if kind == "result":
+            future = self.pending.get(int(message["id"]))
+            if future is not None and not future.done():
+                future.set_result(message)
+        elif kind == "run":
             if self.awaiting_run:
                 self.next_run = message
             else:
                 self.run_task = asyncio.create_task(self.runs(message))
-        elif message["t"] == "result":
-            future = self.pending.get(int(message["id"]))
-            if future is not None and not future.done():
-                future.set_result(message)
-        elif message["t"] == "exit":
+        elif kind == "exit":
             assert self.finished is not None
             self.finished.set_result(None)
         else:
