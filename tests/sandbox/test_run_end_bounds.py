@@ -58,7 +58,7 @@ async def test_a_returned_value_that_is_not_data_is_walked_once(walked: collecti
 PLACES = {
     "return [1, {'a': (2, {len})}]": "the returned value[1]['a'][1][0] is a 'builtin_function",
     "import collections\nreturn collections.deque([1, 2, len])": "the returned value[2] is a 'builtin_function",
-    "return {1, 2, frozenset([len])}": "the returned value[2][0] is a 'builtin_function",
+    "return [1, {frozenset([len])}]": "the returned value[1][0][0] is a 'builtin_function",  # one item: one order
     "d = {'k': [len]}\nreturn d.items()": "the returned value[0][1][0] is a 'builtin_function",
     "d = {'k': len}\nreturn d.values()": "the returned value[0] is a 'builtin_function",
     "import enum\nclass E(enum.Enum):\n    A = [1, len]\nreturn [E.A]": "the returned value[0].value[1] is a 'builtin",
