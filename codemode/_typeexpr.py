@@ -14,7 +14,7 @@ import keyword
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from codemode._jsonschema import (
     as_schema,
@@ -49,6 +49,8 @@ _SCALARS: Final = {
 }
 _RESERVED: Final = frozenset({"Any", "Literal", "NotRequired", "TypedDict", "None", "dict", "list", "tuple"})
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RefKey: TypeAlias = tuple[str, ...]
+"""What makes two references the same class: a definition's name and its definitions, or its root and ref."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,12 +97,17 @@ class TypeRenderer:
     classes: list[TypedDictDef] = field(default_factory=list)
     """TypedDicts defined so far, each after the ones it uses (except in cycles)."""
     _taken: set[str] = field(default_factory=set, init=False, repr=False)
-    _named_refs: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)
-    _open_refs: set[tuple[str, str]] = field(default_factory=set, init=False, repr=False)
-    _root_keys: dict[int, str] = field(default_factory=dict, init=False, repr=False)
+    _named_refs: dict[_RefKey, str] = field(default_factory=dict, init=False, repr=False)
+    _open_refs: set[_RefKey] = field(default_factory=set, init=False, repr=False)
+    _def_keys: dict[tuple[int, str], _RefKey] = field(default_factory=dict, init=False, repr=False)
+    _bodies: dict[tuple[int, str], tuple[str, list[tuple[str, str]]] | None] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def type_of(self, value: JsonValue, root: JsonObject, path: tuple[str, ...]) -> str:
         """The Python type expression of schema `value`, whose `$ref`s resolve against `root`."""
+        if value is root and isinstance(title := root.get("title"), str) and _IDENTIFIER.fullmatch(title):
+            return self._ref("#", root, path, def_name=title)  # pydantic's `-> User`: the same `User` as a `$defs/User`
         schema, nullable = normalize(value, root)
         expr = self._non_null(schema, root, path)
         return union([expr, "None"]) if nullable else expr
@@ -121,8 +128,8 @@ class TypeRenderer:
             return "Any"
         return union(self._single(schema, kind, root, path) for kind in types)
 
-    def _ref(self, ref: str, root: JsonObject, path: tuple[str, ...]) -> str:
-        key = (self._root_key(root, whole=ref == "#"), ref)
+    def _ref(self, ref: str, root: JsonObject, path: tuple[str, ...], *, def_name: str | None = None) -> str:
+        key = self._ref_key(ref, root, def_name)
         if key in self._named_refs:
             return self._named_refs[key]
         target = resolve_ref(ref, root)
@@ -130,21 +137,57 @@ class TypeRenderer:
             return "Any"
         schema, nullable = normalize(target, root)
         if _has_properties(schema) and not isinstance(schema.get("$ref"), str):
-            expr = self._typed_dict(schema, root, path, def_name=ref_name(ref) if ref != "#" else None, ref_key=key)
+            name = def_name or (ref_name(ref) if ref != "#" else None)
+            expr = self._typed_dict(schema, root, path, def_name=name, ref_key=key)
         else:
             self._open_refs.add(key)
             expr = self._non_null(schema, root, path)
             self._open_refs.discard(key)
         return union([expr, "None"]) if nullable else expr
 
-    def _root_key(self, root: JsonObject, *, whole: bool) -> str:
-        """Roots with the same definitions share named TypedDicts (pydantic repeats `$defs` in the output schema)."""
-        if whole:
-            return f"root:{id(root)}"
-        if id(root) not in self._root_keys:
-            defs = {key: root.get(key) for key in ("$defs", "definitions")}
-            self._root_keys[id(root)] = json.dumps(defs, sort_keys=True, default=repr)
-        return self._root_keys[id(root)]
+    def _ref_key(self, ref: str, root: JsonObject, def_name: str | None) -> _RefKey:
+        """A named definition is one class wherever it is defined: keyed by its name and its definitions.
+
+        `def_name` names the root itself (a titled root object). Refs of any other shape are keyed by the root.
+        """
+        if (id(root), ref) not in self._def_keys:
+            name = def_name if ref == "#" else _defs_name(ref)
+            closure = None if name is None else self._closure(name, ref, root)
+            self._def_keys[id(root), ref] = (f"root:{id(root)}", ref) if closure is None else ("def", *closure)
+        return self._def_keys[id(root), ref]
+
+    def _closure(self, name: str, ref: str, root: JsonObject) -> tuple[str, ...] | None:
+        """`name`, and each definition it reaches through `$ref` (itself too) by name: equal exactly when the types are.
+
+        `None` when a reference leads somewhere that is not a named definition (`#`, `#/properties/x`): then only
+        that root knows what the type is. A remote reference renders as `Any` wherever it is, so it is kept as written.
+        """
+        seen: dict[str, tuple[str, str]] = {}
+        pending = [(ref, name)]
+        while pending:
+            current, current_name = pending.pop()
+            if current in seen:
+                continue
+            body = self._body(current, root)
+            if body is None:
+                return None
+            seen[current] = (current_name, body[0])
+            pending.extend(body[1])
+        return (name, *(part for pair in sorted(seen.values()) for part in pair))
+
+    def _body(self, ref: str, root: JsonObject) -> tuple[str, list[tuple[str, str]]] | None:
+        """A definition's canonical JSON (without the root's `$defs`) and the named definitions it refers to."""
+        if (id(root), ref) not in self._bodies:
+            target = root if ref == "#" else resolve_ref(ref, root)
+            found: tuple[str, list[tuple[str, str]]] | None = None
+            if target is not None:
+                body = {key: value for key, value in target.items() if key not in ("$defs", "definitions")}
+                inner = [(each, _defs_name(each)) for each in _refs(body)]
+                if not any(name is None and each.startswith("#") for each, name in inner):
+                    named = [(each, name) for each, name in inner if name is not None]
+                    found = (json.dumps(body, sort_keys=True, default=repr), named)
+            self._bodies[id(root), ref] = found
+        return self._bodies[id(root), ref]
 
     def _single(self, schema: JsonObject, kind: str, root: JsonObject, path: tuple[str, ...]) -> str:
         if kind in _SCALARS:
@@ -186,7 +229,7 @@ class TypeRenderer:
         path: tuple[str, ...],
         *,
         def_name: str | None = None,
-        ref_key: tuple[str, str] | None = None,
+        ref_key: _RefKey | None = None,
     ) -> str:
         name = self._class_name(schema, path, def_name)
         if ref_key is not None:
@@ -222,6 +265,29 @@ class TypeRenderer:
             name = f"{base}{n}"
         self._taken.add(name)
         return name
+
+
+_DEFS_REF: Final = re.compile(r"#/(\$defs|definitions)/([^/]+)")
+
+
+def _defs_name(ref: str) -> str | None:
+    """The name in a `#/$defs/X` or `#/definitions/X` reference, else `None`."""
+    match = _DEFS_REF.fullmatch(ref)
+    return None if match is None else ref_name(ref)
+
+
+def _refs(value: JsonValue) -> Iterable[str]:
+    """Every `$ref` string inside a schema, at any depth."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                yield ref
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _has_properties(schema: JsonObject) -> bool:
