@@ -105,6 +105,7 @@ async def run_code(
         finished, value = facade.start(main, context)
         if not finished:  # it waits: it goes on in its own task, `value`
             value = await _waited(value, started, guards)
+        _past_deadline(guards)
         if guards.stopped is not None:  # the code caught a stop and went on: the stop is still how the run ended
             raise guards.stopped.again()
         error = None if calls is None else _unawaited_error(calls)
@@ -113,10 +114,13 @@ async def run_code(
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
+        _past_deadline(guards)
         if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed() and exc.kind != EXIT):
             exc = guards.stopped.again()  # the code caught a stop, then raised something else: the stop wins
         WATCHER.unwatch(guards)  # before its budget is reset: from here on only the grace's own checks stop it
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
+        if watched:  # the grace's deadline too: its own checks come only every 256 ticks
+            WATCHER.watch(guards)
         value, error = None, context.run(describe_exception, exc, compiled)  # None: a clean `sys.exit()`
     finally:
         WATCHER.unwatch(guards)
@@ -145,6 +149,12 @@ async def run_code(
         variables=kept,
         dropped_variables=dropped,
     )
+
+
+def _past_deadline(guards: Guards) -> None:
+    """A run that ended past its deadline is a timeout, whoever noticed: straight-line code takes no tick."""
+    if guards.stopped is None and time.monotonic() > guards.deadline:
+        guards.halt("timeout", timeout_message(guards.timeout))
 
 
 def _importer(guards: Guards, facade: AsyncioFacade, decimal_context: decimal.Context | None) -> Callable[..., Any]:

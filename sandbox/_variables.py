@@ -9,6 +9,7 @@ defined ever reaches the host. The conversion walks only exact built-in containe
 
 from __future__ import annotations
 
+import time
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +44,11 @@ class Keeper:
         """The JSON values the run left, by name, and why each other name was dropped.
 
         The budget is spent in name order, so the same run keeps the same variables. None when the body never
-        reached its end (the worker was stopped in a C-level operation, say). `deadline` is the run's: the
-        conversion gets `SAVE_GRACE` seconds past it, then drops the names it has not reached.
+        reached its end (the worker was stopped in a C-level operation, say), or reached it `SAVE_GRACE` seconds
+        past `deadline`, the run's (it is a timeout): the variables it started with stay. The conversion gets
+        until then too, and drops the names it has not reached.
         """
-        if self.left is None:
+        if self.left is None or time.monotonic() > deadline + SAVE_GRACE:  # a timeout: keep what was there
             return None, {}
         return keep_values(self.left, budget=budget, skip=skip, not_data=_not_data, deadline=deadline + SAVE_GRACE)
 

@@ -191,3 +191,47 @@ async def test_codemode_shows_a_clean_exit_as_its_output_and_a_failed_one_as_the
         failed = await cm.execute("import sys\nsys.exit('no rows for 2024')", cm.new_state())
     assert (clean.ok, clean.text) == (True, "nothing to do")
     assert (failed.ok, failed.text) == (False, "Error: no rows for 2024")
+
+
+# the wall clock at the run's end
+
+STRAIGHT_LINE = "big = [0] * 5_000_000\n" + "-1 in big\n" * 20 + "keep = 1\nreturn 'finished'\n"
+"""Twenty scans of a long list, each one C call: no loop, no call of the code's, so no tick anywhere."""
+
+
+@both
+async def test_straight_line_code_that_ends_past_its_deadline_is_a_timeout(sb: Sandbox, isolation: str) -> None:
+    """No tick noticed the deadline, the run's end does: `timeout`, no value, and the variables stay as they were."""
+    result = await sb.run(STRAIGHT_LINE, variables={"keep": 0}, limits=Limits(timeout=0.05))
+    assert result.error is not None
+    assert (result.error.kind, result.value, result.variables) == ("timeout", None, None)
+    if isolation == "inline":  # a worker still busy 1 s past the deadline is killed by the host instead
+        assert (
+            result.error.message
+            == "the code ran past its 0.05 s time limit; do less per run, or split the work over several runs"
+        )
+
+
+async def test_an_exceptions_message_gets_its_half_second_and_is_stopped_in_its_loop() -> None:
+    """The grace after the run for the exception's own `__str__` is watched: it stops within a few slow iterations.
+
+    Each iteration scans 8,000,000 items (tens of milliseconds); unwatched, the grace looked at its clock only
+    every 256 ticks (255 iterations here, minutes), so the count printed shows which stopped it.
+    """
+    code = dedent(
+        """
+        big = [0] * 8_000_000
+        class Slow(Exception):
+            def __str__(self):
+                for i in range(10_000):
+                    -1 in big
+                    print(i)
+                return 'done'
+        raise Slow()
+        """
+    )
+    async with Sandbox(isolation="inline", limits=Limits(timeout=10.0)) as sb:
+        result = await sb.run(code)
+    assert result.error is not None
+    assert result.error.message == "Slow: <the exception's message could not be shown> (line 8)"
+    assert len(result.stdout.splitlines()) < 100  # unwatched: 255, a chunk of ticks less the entry's
