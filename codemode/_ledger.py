@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from codemode._replay import PAUSED_NAME, Decision, Entry, Record, call_text, canonical
-from codemode._runtime import Converted, ToolCall
+from codemode._runtime import MAY_HAVE_ACTED, Converted, ToolCall
 from codemode.errors import tool_error
 from codemode.policy import CallInfo, CallOutcome, Deny, RequireApproval
 from sandbox import FunctionError
@@ -165,13 +165,14 @@ class Ledger:
         try:
             converted: Converted | None = None
             error: str | None = None
+            cut_off = False
             try:
                 converted = await self.policy.limited(tool, lambda: attempt.invoke(info.arguments))
             except FunctionError as failure:
                 error = failure.message
-            except TimeoutError:
-                limit = tool.limits.timeout if tool.limits else None
-                error = f"tools.{tool.alias}() took longer than its {limit:g} s limit and was stopped; try again later"
+            except TimeoutError:  # a sync handler's thread runs on; an async one stopped at any await
+                cut_off = True
+                error = f"tools.{tool.alias}() did not finish within its {_limit(tool):g} s limit; {MAY_HAVE_ACTED}"
             result = None if converted is None else converted.value
             outcome = CallOutcome(
                 call=info, ok=error is None, result=result, error=error, duration=time.monotonic() - started
@@ -180,7 +181,7 @@ class Ledger:
             outcome = await self.policy.finish(outcome)
         finally:
             self._settled()
-        self._finished(attempt, outcome.result, outcome.error, outcome.duration, ok=outcome.ok)
+        self._finished(attempt, outcome.result, outcome.error, outcome.duration, ok=outcome.ok, cut_off=cut_off)
         if not outcome.ok:
             raise tool_error(outcome.error or "the call failed")
         if converted is not None and not self.policy.after:  # no hook saw the value, so its text is still its own
@@ -200,17 +201,33 @@ class Ledger:
         raise FunctionError("the run paused here, waiting for a person's approval", type_name=PAUSED_NAME)
 
     def _finished(
-        self, attempt: _Attempt, result: JsonValue, error: str | None, duration: float, *, ok: bool = False
+        self,
+        attempt: _Attempt,
+        result: JsonValue,
+        error: str | None,
+        duration: float,
+        *,
+        ok: bool = False,
+        cut_off: bool = False,
     ) -> None:
         name, kwargs = attempt.tool.name, attempt.kwargs
         kind: Literal["ok", "error"] = "ok" if ok else "error"
         self.entries[attempt.index] = Entry(tool=name, arguments=kwargs, kind=kind, result=result, error=error)
-        self.calls.append(ToolCall(name=name, arguments=kwargs, duration=duration, ok=ok, error=error, result=result))
+        in_flight = cut_off and not ok  # an `after` hook that gave a result made it an answer
+        self.calls.append(
+            ToolCall(
+                name=name, arguments=kwargs, duration=duration, ok=ok, error=error, result=result, in_flight=in_flight
+            )
+        )
 
     def _off_record(self) -> FunctionError:
         return FunctionError(
             f"the resumed run went off its record ({self.diverged}); nothing more is called", type_name="ReplayError"
         )
+
+
+def _limit(tool: Tool) -> float:
+    return tool.limits.timeout if tool.limits and tool.limits.timeout is not None else 0.0
 
 
 def _divergence(attempt: _Attempt, expected: Entry) -> str:

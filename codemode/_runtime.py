@@ -13,7 +13,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import pydantic
@@ -42,6 +42,8 @@ MAX_QUERY = 1_000
 """The longest query `tools.search` takes, in characters: a capability in words, not a document to match."""
 _FIND = 'Find tools with `await tools.search("what you need")`.'
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
+MAY_HAVE_ACTED: Final = "it may still have taken effect: check before you repeat it"
+"""What the model is told of a call cut off before it answered (a time limit, a lost connection)."""
 MAX_ARGUMENT_VALUES = 100_000
 """The most values one call's arguments may hold (every item of their lists and objects): checked before validation."""
 ON_LOOP_VALUES = 1_000
@@ -77,7 +79,8 @@ class ToolCall:
     error: str | None = None
     """The message the model saw, when it failed."""
     in_flight: bool = False
-    """Still running when the run stopped (a timeout, a crash, a cancellation): it may have taken effect."""
+    """Cut off before it answered: still running when the run stopped (a timeout, a crash, a cancellation), or
+    past its `ToolLimits` timeout. It may have taken effect."""
     result: JsonValue = None
     """What the code got, when it succeeded (after any `after` hook's replacement)."""
     replayed: bool = False
