@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from codemode._replay import PAUSED_NAME, Decision, Entry, Record, call_text, canonical
-from codemode._runtime import MAY_HAVE_ACTED, Converted, ToolCall
+from codemode._runtime import MAY_HAVE_ACTED, Converted, CutOffError, ToolCall
 from codemode.errors import tool_error
 from codemode.policy import CallInfo, CallOutcome, Deny, RequireApproval
 from sandbox import FunctionError
@@ -166,7 +166,7 @@ class Ledger:
             try:
                 converted = await self.policy.limited(tool, lambda: attempt.invoke(info.arguments))
             except FunctionError as failure:
-                error = failure.message
+                error, cut_off = failure.message, isinstance(failure, CutOffError)
             except TimeoutError:  # a sync handler's thread runs on; an async one stopped at any await
                 cut_off = True
                 error = f"tools.{tool.alias}() did not finish within its {_limit(tool):g} s limit; {MAY_HAVE_ACTED}"
