@@ -2,20 +2,23 @@
 
 `TypeRenderer` turns the schemas of one tool into type expression strings. Objects with properties become
 `TypedDictDef`s (data, laid out as source by `codemode.stubs`), named from `$defs` keys or titles when those are
-usable, else from the tool alias and the property path (`get_weather` + `days[]` -> `GetWeatherDay`). Python
+usable, else from the tool alias and the property path (`get_weather` + `days[]` -> `GetWeatherDay`). A named
+definition is one class wherever the tool's schemas define it: its name and the definitions it reaches decide,
+so pydantic's output schema for `-> User` (`User` itself, titled) is the parameters' `$defs/User`, and two
+different types of one name are `User` and `User2`. Python
 literal helpers (`py_str`, `py_literal`) live here too, since `Literal[...]` needs them. Anything the renderer
 cannot express becomes `Any` (or `dict[str, Any]`), never an error.
 """
 
 from __future__ import annotations
 
-import json
 import keyword
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final
 
+from codemode._defkeys import DefinitionKeys, RefKey
 from codemode._jsonschema import (
     as_schema,
     constraint_notes,
@@ -49,8 +52,6 @@ _SCALARS: Final = {
 }
 _RESERVED: Final = frozenset({"Any", "Literal", "NotRequired", "TypedDict", "None", "dict", "list", "tuple"})
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_RefKey: TypeAlias = tuple[str, ...]
-"""What makes two references the same class: a definition's name and its definitions, or its root and ref."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,12 +98,9 @@ class TypeRenderer:
     classes: list[TypedDictDef] = field(default_factory=list)
     """TypedDicts defined so far, each after the ones it uses (except in cycles)."""
     _taken: set[str] = field(default_factory=set, init=False, repr=False)
-    _named_refs: dict[_RefKey, str] = field(default_factory=dict, init=False, repr=False)
-    _open_refs: set[_RefKey] = field(default_factory=set, init=False, repr=False)
-    _def_keys: dict[tuple[int, str], _RefKey] = field(default_factory=dict, init=False, repr=False)
-    _bodies: dict[tuple[int, str], tuple[str, list[tuple[str, str]]] | None] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _named_refs: dict[RefKey, str] = field(default_factory=dict, init=False, repr=False)
+    _open_refs: set[RefKey] = field(default_factory=set, init=False, repr=False)
+    _keys: DefinitionKeys = field(default_factory=DefinitionKeys, init=False, repr=False)
 
     def type_of(self, value: JsonValue, root: JsonObject, path: tuple[str, ...]) -> str:
         """The Python type expression of schema `value`, whose `$ref`s resolve against `root`."""
@@ -129,7 +127,7 @@ class TypeRenderer:
         return union(self._single(schema, kind, root, path) for kind in types)
 
     def _ref(self, ref: str, root: JsonObject, path: tuple[str, ...], *, def_name: str | None = None) -> str:
-        key = self._ref_key(ref, root, def_name)
+        key = self._keys.key(ref, root, def_name)
         if key in self._named_refs:
             return self._named_refs[key]
         target = resolve_ref(ref, root)
@@ -144,50 +142,6 @@ class TypeRenderer:
             expr = self._non_null(schema, root, path)
             self._open_refs.discard(key)
         return union([expr, "None"]) if nullable else expr
-
-    def _ref_key(self, ref: str, root: JsonObject, def_name: str | None) -> _RefKey:
-        """A named definition is one class wherever it is defined: keyed by its name and its definitions.
-
-        `def_name` names the root itself (a titled root object). Refs of any other shape are keyed by the root.
-        """
-        if (id(root), ref) not in self._def_keys:
-            name = def_name if ref == "#" else _defs_name(ref)
-            closure = None if name is None else self._closure(name, ref, root)
-            self._def_keys[id(root), ref] = (f"root:{id(root)}", ref) if closure is None else ("def", *closure)
-        return self._def_keys[id(root), ref]
-
-    def _closure(self, name: str, ref: str, root: JsonObject) -> tuple[str, ...] | None:
-        """`name`, and each definition it reaches through `$ref` (itself too) by name: equal exactly when the types are.
-
-        `None` when a reference leads somewhere that is not a named definition (`#`, `#/properties/x`): then only
-        that root knows what the type is. A remote reference renders as `Any` wherever it is, so it is kept as written.
-        """
-        seen: dict[str, tuple[str, str]] = {}
-        pending = [(ref, name)]
-        while pending:
-            current, current_name = pending.pop()
-            if current in seen:
-                continue
-            body = self._body(current, root)
-            if body is None:
-                return None
-            seen[current] = (current_name, body[0])
-            pending.extend(body[1])
-        return (name, *(part for pair in sorted(seen.values()) for part in pair))
-
-    def _body(self, ref: str, root: JsonObject) -> tuple[str, list[tuple[str, str]]] | None:
-        """A definition's canonical JSON (without the root's `$defs`) and the named definitions it refers to."""
-        if (id(root), ref) not in self._bodies:
-            target = root if ref == "#" else resolve_ref(ref, root)
-            found: tuple[str, list[tuple[str, str]]] | None = None
-            if target is not None:
-                body = {key: value for key, value in target.items() if key not in ("$defs", "definitions")}
-                inner = [(each, _defs_name(each)) for each in _refs(body)]
-                if not any(name is None and each.startswith("#") for each, name in inner):
-                    named = [(each, name) for each, name in inner if name is not None]
-                    found = (json.dumps(body, sort_keys=True, default=repr), named)
-            self._bodies[id(root), ref] = found
-        return self._bodies[id(root), ref]
 
     def _single(self, schema: JsonObject, kind: str, root: JsonObject, path: tuple[str, ...]) -> str:
         if kind in _SCALARS:
@@ -229,7 +183,7 @@ class TypeRenderer:
         path: tuple[str, ...],
         *,
         def_name: str | None = None,
-        ref_key: _RefKey | None = None,
+        ref_key: RefKey | None = None,
     ) -> str:
         name = self._class_name(schema, path, def_name)
         if ref_key is not None:
@@ -265,29 +219,6 @@ class TypeRenderer:
             name = f"{base}{n}"
         self._taken.add(name)
         return name
-
-
-_DEFS_REF: Final = re.compile(r"#/(\$defs|definitions)/([^/]+)")
-
-
-def _defs_name(ref: str) -> str | None:
-    """The name in a `#/$defs/X` or `#/definitions/X` reference, else `None`."""
-    match = _DEFS_REF.fullmatch(ref)
-    return None if match is None else ref_name(ref)
-
-
-def _refs(value: JsonValue) -> Iterable[str]:
-    """Every `$ref` string inside a schema, at any depth."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                yield ref
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
 
 
 def _has_properties(schema: JsonObject) -> bool:
