@@ -227,25 +227,37 @@ def constraint_notes(schema: JsonObject) -> list[str]:
     notes: list[str] = []
     if isinstance(fmt := schema.get("format"), str):
         notes.append(f"format: {fmt}")
-    for key, text in _BOUNDS:
-        bound = schema.get(key)
-        if isinstance(bound, int | float) and not isinstance(bound, bool):
-            notes.append(f"{text} {bound}")
+    notes.extend(f"{text} {bound}" for text, bound in bounds(schema))
     if isinstance(pattern := schema.get("pattern"), str):
         notes.append(f"pattern: {pattern if len(pattern) <= 80 else pattern[:77] + '...'}")
     return notes
 
 
-_BOUNDS: Final = (
-    ("minimum", ">="),
-    ("exclusiveMinimum", ">"),
-    ("maximum", "<="),
-    ("exclusiveMaximum", "<"),
-    ("minLength", "min length"),
-    ("maxLength", "max length"),
-    ("minItems", "min items"),
-    ("maxItems", "max items"),
+def bounds(schema: JsonObject) -> list[tuple[str, int | float]]:
+    """The schema's bounds as the validator reads them: each as its operator or words, and its number (`(">", 0)`).
+
+    A boolean `exclusiveMinimum`/`exclusiveMaximum` (draft 4 and OpenAPI 3.0) makes its `minimum`/`maximum`
+    exclusive: it is valid under draft 4 only, the draft `checked_schema` then checks the schema under.
+    """
+    out: list[tuple[str, int | float]] = []
+    for key, text, draft4 in _BOUNDS:
+        bound = schema.get(key)
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            out.append((draft4[1] if draft4 and schema.get(draft4[0]) is True else text, bound))
+    return out
+
+
+_BOUNDS: Final[tuple[tuple[str, str, tuple[str, str] | None], ...]] = (
+    ("minimum", ">=", ("exclusiveMinimum", ">")),
+    ("exclusiveMinimum", ">", None),
+    ("maximum", "<=", ("exclusiveMaximum", "<")),
+    ("exclusiveMaximum", "<", None),
+    ("minLength", "min length", None),
+    ("maxLength", "max length", None),
+    ("minItems", "min items", None),
+    ("maxItems", "max items", None),
 )
+"""Each bound: its key, its words, and draft 4's boolean flag that makes it exclusive with the words it then takes."""
 
 
 logger = logging.getLogger("codemode.schema")

@@ -115,19 +115,18 @@ class Dispatcher:
     async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
         if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
-        await self._take_slot()
+        if self._busy < self._slots and not self._queue:  # a free slot, and no call waiting before this one
+            self._busy += 1
+        else:
+            await self._wait_for_slot()
         try:
             result = await _finish(target, call, started)
         finally:
             self._free_slot()
         return self._checked(result, call)
 
-    async def _take_slot(self) -> None:
-        """Take an in-flight slot: at once while one is free and no call waits before this one, else in turn."""
-        assert self._slots is not None
-        if self._busy < self._slots and not self._queue:
-            self._busy += 1
-            return
+    async def _wait_for_slot(self) -> None:
+        """Wait for an in-flight slot in turn: the first call waiting gets the next one freed."""
         turn = anyio.Event()
         self._queue.append(turn)
         try:
@@ -149,6 +148,10 @@ class Dispatcher:
     @staticmethod
     def _checked(result: object, call: Call) -> Reply:
         """What goes back to the code: a `JsonText` as it is (encoded by the host already), else a checked copy."""
+        if result is None or type(result) is bool or type(result) is str:
+            return result  # exact immutable JSON scalars: `check_json` gives them back as they are
+        if type(result) is int and -_SMALL_INT < result < _SMALL_INT:
+            return result  # likewise, far inside its `MAX_INT_BITS`
         if isinstance(result, JsonText):
             return result
         try:
@@ -157,6 +160,8 @@ class Dispatcher:
             raise HostFailure("TypeError", f"`{call.label}` returned data that is not JSON: {error}") from None
 
 
+_SMALL_INT = 2**62
+"""Ints smaller than this have far fewer bits than `check_json` lets through (`MAX_INT_BITS`)."""
 _PLAIN = frozenset({int, str, float, bool, type(None), list, dict, JsonText})
 """Types of a sync function's result that are never awaitable (the usual ones: no `isawaitable` needed)."""
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from RestrictedPython.Guards import guarded_unpack_sequence
 
 from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
-from sandbox._classes import SANDBOX_CLASS_MARK, real_bases
+from sandbox._classes import PLAIN_BASE_MODULES, SANDBOX_CLASS_MARK, real_bases
 from sandbox._compile import FILENAME
 from sandbox._decimalctx import ContextWrites
 from sandbox._dunders import own_instances_only, read_dunder
@@ -45,8 +45,6 @@ _MUTABLE = (dict, list, set, bytearray)
 _PLAIN_VALUES = (int, float, complex, bool, str, bytes, type(None))
 _BYTES = (bytes, bytearray)
 _PLAIN_SUBSCRIPTED = frozenset({dict, list, tuple, str, bytes, bytearray, range})
-_PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
-"""Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
 
 
 class Rules(SizeGuards):
@@ -150,7 +148,7 @@ class Rules(SizeGuards):
             return self.is_own(obj)
         cls = obj if isinstance(obj, type) else type(obj)
         return all(
-            SANDBOX_CLASS_MARK in vars(base) or base.__module__ in _PLAIN_BASE_MODULES for base in cls.__mro__
+            SANDBOX_CLASS_MARK in vars(base) or base.__module__ in PLAIN_BASE_MODULES for base in cls.__mro__
         ) and bool(getattr(cls, SANDBOX_CLASS_MARK, False))
 
     def hasattr(self, obj: object, name: str) -> bool:

@@ -9,6 +9,7 @@ answered, a call tagged with another run's id refused) is `sandbox._conversation
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -20,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from sandbox._alarm import Alarm
 from sandbox._confine import Layers
 from sandbox._conversation import Conversation
 from sandbox._distrust import KILL_GRACE, Admission, CpuClock, checked_result
 from sandbox._pipe import FramePipe
-from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
+from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode_with_text
 from sandbox.errors import SandboxError
 from sandbox.limits import timeout_message
 from sandbox.result import RunError, RunResult
@@ -53,6 +55,8 @@ class WorkerProcess:
         self.layers = Layers.none("the worker has not started")
         """The confinement the worker reported when it became ready."""
         self.pipe = FramePipe(to_worker=to_worker, from_worker=from_worker)
+        self.alarm = Alarm()
+        """The timer for its runs' deadlines, left armed between runs."""
         self.healthy = True
         self._run_ids = itertools.count(1)
         self.idle_cpu: float | None = None
@@ -61,6 +65,8 @@ class WorkerProcess:
         """When (`time.monotonic()`) its last run ended."""
         self.cpu = CpuClock(process.pid)
         """The worker's CPU time, as the pool reads it between runs."""
+        self._limits: tuple[Limits, str] | None = None
+        """The last run's limits, and their JSON text."""
 
     @classmethod
     async def start(cls, memory: int, confinement: Confinement, *, entry: tuple[str, ...] = WORKER) -> WorkerProcess:
@@ -161,17 +167,18 @@ class WorkerProcess:
         """
         run_id = next(self._run_ids)
         try:
-            frame = encode(
+            frame = encode_with_text(
                 {
                     "t": "run",
                     "run": run_id,
                     "code": code,
-                    "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
                     "variables": variables,
                     **({"repeat": {"seed": repeat.seed, "clock": repeat.clock}} if repeat else {}),
-                }
+                },
+                "limits",
+                self._limits_text(limits),
             )
         except FrameTooLargeError as error:
             return RunResult(
@@ -182,7 +189,8 @@ class WorkerProcess:
                 )
             )
         self.healthy = False  # until the worker reports `done`, it is mid-run and must not be reused
-        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=Admission(limits))
+        admission = Admission(limits)
+        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=admission, alarm=self.alarm)
         try:
             await self.pipe.send_frame(frame)
             result = await conversation.serve(within=limits.timeout + KILL_GRACE)
@@ -214,6 +222,12 @@ class WorkerProcess:
         self.healthy = not (conversation.reply_failed or lied or (result.error and result.error.kind in _RECYCLE))
         return result
 
+    def _limits_text(self, limits: Limits) -> str:
+        """`limits` as JSON text: made once for the `Limits` (frozen) that runs on this worker keep passing."""
+        if self._limits is None or self._limits[0] is not limits:
+            self._limits = (limits, json.dumps(limits.to_json(), separators=(",", ":"), ensure_ascii=False))
+        return self._limits[1]
+
     async def _crashed(self, violation: str | None = None) -> RunResult:
         await self.kill()
         if violation is not None:
@@ -240,6 +254,7 @@ class WorkerProcess:
             await self.process.wait()
             await self.process.aclose()
         self.pipe.close()
+        self.alarm.close()
         self.cpu.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
