@@ -51,6 +51,8 @@ class Dispatcher:
         self._coroutine_functions: dict[int, tuple[HostFunction, bool]] = {}
         """Whether each target called so far (by `id`, kept alive here) is an `async def`."""
         self.count = 0
+        self.called: dict[str, None] = {}
+        """The labels of the calls begun, in first-call order: what a run the worker never reported on made."""
 
     def kinds(self) -> dict[str, list[str] | None]:
         """Each function name: None for a plain function, a namespace's names (a snapshot, for `dir()`) else."""
@@ -96,6 +98,7 @@ class Dispatcher:
         self.count += 1
         if self.max_calls is not None and self.count > self.max_calls:
             raise HostFailure("RuntimeError", calls_message(self.max_calls))
+        self.called.setdefault(call.label)
         target = self.resolve(call.function, call.attribute)
         if self._is_coroutine_function(target):
             return Later(self._limited(target, call, None))
