@@ -187,6 +187,8 @@ def _start(target: HostFunction, call: Call) -> object:
         raise HostFailure(error.type_name, error.message) from None
     except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
         raise HostFailure(type(error).__name__, str(error)) from None
+    except SystemExit as error:  # argparse on arguments it rejects: that call's failure, never the host's exit
+        raise _exited(error) from None
 
 
 async def _finish(target: HostFunction, call: Call, started: Awaitable[object] | None) -> object:
@@ -199,4 +201,10 @@ async def _finish(target: HostFunction, call: Call, started: Awaitable[object] |
         raise HostFailure(error.type_name, error.message) from None
     except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
         raise HostFailure(type(error).__name__, str(error)) from None
+    except SystemExit as error:
+        raise _exited(error) from None
     return result
+
+
+def _exited(error: SystemExit) -> HostFailure:
+    return HostFailure("SystemExit", f"{error.code} (the function exited, as a command-line parser does on arguments)")
