@@ -286,44 +286,33 @@ class ToolRuntime:
     async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue | JsonText:
         """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
-        checked = await self._checked(tool, args, kwargs)
-
-        def prepare(given: JsonObject) -> JsonObject:
-            if isinstance(checked, FunctionError):
-                raise checked  # the ledger records the failed call where it prepares it
-            return checked
-
+        prepare = functools.partial(self._checked, tool, args)  # run by the ledger, in the order calls are issued
         return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
 
-    async def _checked(
-        self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]
-    ) -> JsonObject | FunctionError:
-        """The validated arguments, or the error the call fails with.
+    async def _checked(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonObject:
+        """The validated arguments; `ToolError` if they do not fit the schema.
 
         Schema validation is pure Python (tens of microseconds a value): arguments of more than `ON_LOOP_VALUES`
         are checked in a worker thread, so the host's loop goes on, and more than `MAX_ARGUMENT_VALUES` are refused.
         """
-        try:
-            if args:
-                raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-            arguments = self._named(tool, kwargs)
-            values = count_values(arguments, stop=MAX_ARGUMENT_VALUES)
-            if values > MAX_ARGUMENT_VALUES:
-                raise tool_error(
-                    f"tools.{tool.alias}(): the arguments hold more than {MAX_ARGUMENT_VALUES:,} values (the items "
-                    "of every list and object, counted together); pass the data in batches, over several calls"
-                )
-            validator, names = self.cache.validator(tool)
-            if values <= ON_LOOP_VALUES:
-                errors = validator.errors(arguments)
-            else:  # abandoned on a timeout: the thread's work is bounded by `MAX_ARGUMENT_VALUES`
-                errors = await anyio.to_thread.run_sync(
-                    validator.errors, arguments, abandon_on_cancel=True, limiter=self.cache.limiter()
-                )
-            if errors:
-                raise tool_error(_validation_message(tool, errors[0], names))
-        except FunctionError as error:
-            return error
+        if args:
+            raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
+        arguments = self._named(tool, kwargs)
+        values = count_values(arguments, stop=MAX_ARGUMENT_VALUES)
+        if values > MAX_ARGUMENT_VALUES:
+            raise tool_error(
+                f"tools.{tool.alias}(): the arguments hold more than {MAX_ARGUMENT_VALUES:,} values (the items "
+                "of every list and object, counted together); pass the data in batches, over several calls"
+            )
+        validator, names = self.cache.validator(tool)
+        if values <= ON_LOOP_VALUES:
+            errors = validator.errors(arguments)
+        else:  # abandoned on a timeout: the thread's work is bounded by `MAX_ARGUMENT_VALUES`
+            errors = await anyio.to_thread.run_sync(
+                validator.errors, arguments, abandon_on_cancel=True, limiter=self.cache.limiter()
+            )
+        if errors:
+            raise tool_error(_validation_message(tool, errors[0], names))
         return arguments
 
     async def _invoke(self, tool: Tool, validated: JsonObject) -> Converted:

@@ -51,6 +51,8 @@ class Dispatcher:
         self._coroutine_functions: dict[int, tuple[HostFunction, bool]] = {}
         """Whether each target called so far (by `id`, kept alive here) is an `async def`."""
         self.count = 0
+        self.called: dict[str, None] = {}
+        """The labels of the calls begun, in first-call order: what a run the worker never reported on made."""
 
     def kinds(self) -> dict[str, list[str] | None]:
         """Each function name: None for a plain function, a namespace's names (a snapshot, for `dir()`) else."""
@@ -96,6 +98,7 @@ class Dispatcher:
         self.count += 1
         if self.max_calls is not None and self.count > self.max_calls:
             raise HostFailure("RuntimeError", calls_message(self.max_calls))
+        self.called.setdefault(call.label)
         target = self.resolve(call.function, call.attribute)
         if self._is_coroutine_function(target):
             return Later(self._limited(target, call, None))
@@ -184,6 +187,8 @@ def _start(target: HostFunction, call: Call) -> object:
         raise HostFailure(error.type_name, error.message) from None
     except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
         raise HostFailure(type(error).__name__, str(error)) from None
+    except SystemExit as error:  # argparse on arguments it rejects: that call's failure, never the host's exit
+        raise _exited(error) from None
 
 
 async def _finish(target: HostFunction, call: Call, started: Awaitable[object] | None) -> object:
@@ -196,4 +201,10 @@ async def _finish(target: HostFunction, call: Call, started: Awaitable[object] |
         raise HostFailure(error.type_name, error.message) from None
     except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
         raise HostFailure(type(error).__name__, str(error)) from None
+    except SystemExit as error:
+        raise _exited(error) from None
     return result
+
+
+def _exited(error: SystemExit) -> HostFailure:
+    return HostFailure("SystemExit", f"{error.code} (the function exited, as a command-line parser does on arguments)")

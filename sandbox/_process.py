@@ -196,7 +196,7 @@ class WorkerProcess:
             result = await conversation.serve(within=limits.timeout + KILL_GRACE)
         except BaseException as error:
             if _is_breakage(error):
-                return await self._crashed(_protocol_violation(error))
+                return await self._crashed(dispatcher, _protocol_violation(error))
             # The caller's cancellation, KeyboardInterrupt: it propagates, without any breakage that came with it
             # (cancel scopes only absorb groups of cancellations); the pool replaces the unhealthy worker.
             if isinstance(error, BaseExceptionGroup):
@@ -210,14 +210,15 @@ class WorkerProcess:
                 error=RunError(
                     kind="timeout",
                     message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
-                )
+                ),
+                **_calls_made(dispatcher),
             )
         try:
             result, lied = checked_result(
                 result, limits=limits, keeps=variables is not None, reserved=(*dispatcher.functions, *error_names)
             )
         except Exception as error:  # noqa: BLE001  # a result the checks trip on is the worker's fault, and a result
-            return await self._crashed(f"{type(error).__name__} while the host checked its result")
+            return await self._crashed(dispatcher, f"{type(error).__name__} while the host checked its result")
         # A worker that sent what its own checks forbid is not reused; nor one whose run was cut off mid-work.
         self.healthy = not (conversation.reply_failed or lied or (result.error and result.error.kind in _RECYCLE))
         return result
@@ -228,7 +229,7 @@ class WorkerProcess:
             self._limits = (limits, json.dumps(limits.to_json(), separators=(",", ":"), ensure_ascii=False))
         return self._limits[1]
 
-    async def _crashed(self, violation: str | None = None) -> RunResult:
+    async def _crashed(self, dispatcher: Dispatcher, violation: str | None = None) -> RunResult:
         await self.kill()
         if violation is not None:
             message = f"the worker process broke the protocol ({violation}); it was replaced and the code stopped"
@@ -240,7 +241,7 @@ class WorkerProcess:
         else:
             hint = " (it ran out of memory?)" if self.process.returncode in (-signal.SIGKILL, 1) else ""
             message = f"the worker process died{hint}; the code was stopped. Use less memory per run"
-        return RunResult(error=RunError(kind="crashed", message=message))
+        return RunResult(error=RunError(kind="crashed", message=message), **_calls_made(dispatcher))
 
     async def kill(self) -> None:
         """Stop the worker now; bounded and shielded, so cleanup always finishes."""
@@ -272,6 +273,12 @@ _BREAKAGE = (
     OSError,
 )
 """What a dead, dying or misbehaving worker raises on the host's side of the pipe."""
+
+
+def _calls_made(dispatcher: Dispatcher) -> dict[str, Any]:
+    """The host's own count of a run's calls, for a run the worker never reported on: they ran all the same."""
+    calls = dispatcher.count if dispatcher.max_calls is None else min(dispatcher.count, dispatcher.max_calls)
+    return {"calls": calls, "names": tuple(dispatcher.called)}
 
 
 def _is_breakage(error: BaseException) -> bool:
