@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 MAX_ASSIGNED: Final = 100
 """Names of earlier runs' variables remembered for the `NameError` hint (the most recent)."""
 MAX_NOTE: Final = 400
-"""Characters of the one-line note about variables that were not kept."""
+"""Characters of the one-line note about variables that were not kept, with reasons (past it, only the names)."""
+MAX_NOTE_NAMES: Final = 200
+"""Names the note lists when it is too long for the reasons: every name of a realistic run."""
+_NOT_JSON = re.compile(r"^(?P<where>.+?) is (?P<what>an? .+?), not JSON data \((?P<advice>use [^()]+)\)$")
 _MISSING = re.compile(r"^(?:NameError: name|UnboundLocalError: cannot access local variable) '(\w+)'")
 
 
@@ -60,6 +63,31 @@ def _name_error_hint(state: DiscoveryState, run: RunResult, *, persist: bool) ->
 
 
 def _dropped_note(dropped: dict[str, str]) -> str:
-    parts = [f"{name} ({reason})" for name, reason in dropped.items()]
+    """Every dropped name, grouped by reason, the not-JSON advice once; past `MAX_NOTE` the names alone."""
+    by_reason: dict[str, list[str]] = {}
+    not_json: list[str] = []
+    advice = ""
+    for name, reason in dropped.items():
+        found = _NOT_JSON.match(reason)
+        if found is None:
+            by_reason.setdefault(reason, []).append(name)
+            continue
+        where, what, advice = found.group("where", "what", "advice")
+        not_json.append(f"{name} ({what})" if where == name else f"{name} ({where} is {what})")
+    parts = [f"{', '.join(names)} ({reason})" for reason, names in by_reason.items()]
+    if not_json:
+        parts.append(f"{', '.join(not_json)}: not JSON data ({advice})")
     note = "Not kept for the next run: " + "; ".join(parts)
-    return note if len(note) <= MAX_NOTE else note[: MAX_NOTE - 3] + "..."
+    if len(note) <= MAX_NOTE:
+        return note
+    return _names_only(list(dropped))
+
+
+def _names_only(names: list[str]) -> str:
+    """The note cut to the names (each one, up to `MAX_NOTE_NAMES`): the reasons go, never a name."""
+    shown = names[:MAX_NOTE_NAMES]
+    more = f" and {len(names) - len(shown):,} more" if len(names) > len(shown) else ""
+    return (
+        f"Not kept for the next run: {', '.join(shown)}{more} (only JSON data carries over: dict, list, str, "
+        "numbers, bool, None; define, import or convert the others again)"
+    )

@@ -59,10 +59,40 @@ async def test_values_that_are_not_json_are_dropped_with_a_one_line_note() -> No
     assert result.text == snapshot(
         """\
 12.57
-Not kept for the next run: Box (a class: define it again); area (a function: define it again); box (box is a Box, not JSON data (use dict, list, str, int, float, bool, None)); math (a module: import it again)\
+Not kept for the next run: Box (a class: define it again); area (a function: define it again); math (a module: import it again); box (a Box): not JSON data (use dict, list, str, int, float, bool, None)\
 """
     )
     assert state.variables == {"size": 12.566370614359172}
+
+
+async def test_every_dropped_name_is_named_grouped_by_reason_with_the_advice_once() -> None:
+    """Many dropped values of many kinds: each name appears, the not-JSON advice is given once, data is kept."""
+    code = (
+        "import math\nfrom datetime import date\nd = date(2024, 1, 2)\nf = lambda x: x\nclass K:\n    pass\n"
+        'k = K()\nb = b"by"\nn = float("nan")\ns = {1, 2}\nnest = {"x": {1}}\nrows = [{"a": 1}]'
+    )
+    async with CodeMode(weather_catalog([]), isolation="inline", persist_variables=True) as cm:
+        state = cm.new_state()
+        result = await cm.execute(code, state)
+    assert result.text.splitlines()[-1] == (
+        "Not kept for the next run: K, date (a class: define it again); f (a function: define it again); math (a "
+        "module: import it again); n (n is nan, which JSON cannot carry: use None or a string instead); b (a bytes), "
+        "d (a date), k (a K), nest (nest['x'] is a set), s (a set): not JSON data (use dict, list, str, int, float, "
+        "bool, None)"
+    )
+    assert state.variables == {"rows": [{"a": 1}]}
+
+
+async def test_a_note_too_long_for_its_reasons_still_names_every_dropped_variable() -> None:
+    """Past the note's length the reasons go, the names stay (and the general advice, once)."""
+    code = "\n".join(f"ids_{i:02} = {{{i}}}" for i in range(40))
+    async with CodeMode(weather_catalog([]), isolation="inline", persist_variables=True) as cm:
+        result = await cm.execute(code, cm.new_state())
+    names = ", ".join(f"ids_{i:02}" for i in range(40))
+    assert result.text.splitlines()[-1] == (
+        f"Not kept for the next run: {names} (only JSON data carries over: dict, list, str, numbers, bool, None; "
+        "define, import or convert the others again)"
+    )
 
 
 async def test_a_variable_over_the_size_bound_is_dropped_with_its_size() -> None:
