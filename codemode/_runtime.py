@@ -22,7 +22,7 @@ from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, wea
 from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
 from codemode._naming import close_matches, too_long
 from codemode._results import ResultTooLargeError, to_json
-from codemode.errors import ToolError
+from codemode.errors import ERROR_NAME, ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
 from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
@@ -44,6 +44,19 @@ _FIND = 'Find tools with `await tools.search("what you need")`.'
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
 MAY_HAVE_ACTED: Final = "it may still have taken effect: check before you repeat it"
 """What the model is told of a call cut off before it answered (a time limit, a lost connection)."""
+
+
+class CutOffError(FunctionError):
+    """A tool's `ToolError` when its call was cut off before it answered (a timeout, a lost connection).
+
+    The call may have taken effect, so the run's record marks it `in_flight`, as it does a call still running when
+    the run stopped. Raised by the MCP and OpenAPI sources; it reaches the sandbox as a plain `ToolError`.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, type_name=ERROR_NAME)
+
+
 MAX_ARGUMENT_VALUES = 100_000
 """The most values one call's arguments may hold (every item of their lists and objects): checked before validation."""
 ON_LOOP_VALUES = 1_000
@@ -79,8 +92,9 @@ class ToolCall:
     error: str | None = None
     """The message the model saw, when it failed."""
     in_flight: bool = False
-    """Cut off before it answered: still running when the run stopped (a timeout, a crash, a cancellation), or
-    past its `ToolLimits` timeout. It may have taken effect."""
+    """Cut off before it answered: still running when the run stopped (a timeout, a crash, a cancellation), past
+    its `ToolLimits` timeout, or failed with a `CutOffError` (an MCP call's timeout or lost connection, an HTTP
+    request that changes data and timed out). It may have taken effect."""
     result: JsonValue = None
     """What the code got, when it succeeded (after any `after` hook's replacement)."""
     replayed: bool = False
@@ -272,44 +286,33 @@ class ToolRuntime:
     async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue | JsonText:
         """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
-        checked = await self._checked(tool, args, kwargs)
-
-        def prepare(given: JsonObject) -> JsonObject:
-            if isinstance(checked, FunctionError):
-                raise checked  # the ledger records the failed call where it prepares it
-            return checked
-
+        prepare = functools.partial(self._checked, tool, args)  # run by the ledger, in the order calls are issued
         return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
 
-    async def _checked(
-        self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]
-    ) -> JsonObject | FunctionError:
-        """The validated arguments, or the error the call fails with.
+    async def _checked(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonObject:
+        """The validated arguments; `ToolError` if they do not fit the schema.
 
         Schema validation is pure Python (tens of microseconds a value): arguments of more than `ON_LOOP_VALUES`
         are checked in a worker thread, so the host's loop goes on, and more than `MAX_ARGUMENT_VALUES` are refused.
         """
-        try:
-            if args:
-                raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-            arguments = self._named(tool, kwargs)
-            values = count_values(arguments, stop=MAX_ARGUMENT_VALUES)
-            if values > MAX_ARGUMENT_VALUES:
-                raise tool_error(
-                    f"tools.{tool.alias}(): the arguments hold more than {MAX_ARGUMENT_VALUES:,} values (the items "
-                    "of every list and object, counted together); pass the data in batches, over several calls"
-                )
-            validator, names = self.cache.validator(tool)
-            if values <= ON_LOOP_VALUES:
-                errors = validator.errors(arguments)
-            else:  # abandoned on a timeout: the thread's work is bounded by `MAX_ARGUMENT_VALUES`
-                errors = await anyio.to_thread.run_sync(
-                    validator.errors, arguments, abandon_on_cancel=True, limiter=self.cache.limiter()
-                )
-            if errors:
-                raise tool_error(_validation_message(tool, errors[0], names))
-        except FunctionError as error:
-            return error
+        if args:
+            raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
+        arguments = self._named(tool, kwargs)
+        values = count_values(arguments, stop=MAX_ARGUMENT_VALUES)
+        if values > MAX_ARGUMENT_VALUES:
+            raise tool_error(
+                f"tools.{tool.alias}(): the arguments hold more than {MAX_ARGUMENT_VALUES:,} values (the items "
+                "of every list and object, counted together); pass the data in batches, over several calls"
+            )
+        validator, names = self.cache.validator(tool)
+        if values <= ON_LOOP_VALUES:
+            errors = validator.errors(arguments)
+        else:  # abandoned on a timeout: the thread's work is bounded by `MAX_ARGUMENT_VALUES`
+            errors = await anyio.to_thread.run_sync(
+                validator.errors, arguments, abandon_on_cancel=True, limiter=self.cache.limiter()
+            )
+        if errors:
+            raise tool_error(_validation_message(tool, errors[0], names))
         return arguments
 
     async def _invoke(self, tool: Tool, validated: JsonObject) -> Converted:

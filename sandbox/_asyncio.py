@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
 from sandbox._awaiting import Lazy
 from sandbox._mainstep import MainStep, own_task, stepping
-from sandbox._signals import SEAL, StopRun
+from sandbox._signals import exit_signal
 
 if TYPE_CHECKING:
     import contextvars
@@ -74,7 +74,7 @@ async def _contained(awaitable: Awaitable[Any]) -> Any:
     try:
         return await awaitable
     except (SystemExit, KeyboardInterrupt) as exit_:
-        raise StopRun("runtime", f"{type(exit_).__name__} ended the run", seal=SEAL) from None
+        raise exit_signal(exit_) from None  # asyncio would end the whole event loop with it
 
 
 async def _in_own_task(awaitable: Awaitable[Any]) -> Any:
@@ -196,7 +196,7 @@ class AsyncioFacade:
         try:
             return self._step.run()
         except (SystemExit, KeyboardInterrupt) as exit_:  # what `_contained` does for the main task
-            raise StopRun("runtime", f"{type(exit_).__name__} ended the run", seal=SEAL) from None
+            raise exit_signal(exit_) from None
         finally:
             self._step = None  # only a running step is asked for; it holds this facade
 

@@ -15,7 +15,7 @@ from sandbox._awaiting import anext_
 from sandbox._budgets import OUTPUT_MARKER
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
 from sandbox._guards import rules_for
-from sandbox._signals import SEAL, ForbiddenError, StopRun
+from sandbox._signals import ForbiddenError, exit_run
 from sandbox._ticking import ticking_builtins
 from sandbox._ticks import Budget
 from sandbox.limits import output_message
@@ -111,18 +111,14 @@ def _dir(obj: object = None) -> list[str]:
     return [name for name in dir(obj) if not name.startswith("_")]
 
 
-def _exit(*_: object) -> None:
-    raise StopRun("runtime", "exit() ended the run", seal=SEAL)
-
-
 _SHARED: dict[str, Any] = {
     **PLAIN_BUILTINS,
     "type": SafeType,
     **{real.__name__: sized for real, sized in SIZED.items()},
     "anext": anext_,
     "dir": _dir,
-    "exit": _exit,
-    "quit": _exit,
+    "exit": exit_run,
+    "quit": exit_run,
 }
 """The builtins that hold no state of a run: the same objects in every run's dict (a fresh dict each run)."""
 _IMPLICIT = frozenset({"__build_class__"})

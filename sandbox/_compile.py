@@ -10,8 +10,8 @@ the body ends, however it ends. Code sent inside a markdown fence runs as the co
 from __future__ import annotations
 
 import ast
-import dis
 import hashlib
+import opcode
 import types
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -39,7 +39,7 @@ _TEXT_KEY = 8_192
 """Characters of source up to which the cache is keyed by the text itself."""
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+_IMPORT_NAME = opcode.opmap["IMPORT_NAME"]
 
 
 @dataclass(frozen=True, kw_only=True)

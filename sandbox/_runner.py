@@ -26,7 +26,7 @@ from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._modules import RunModules, make_importer
 from sandbox._namespace import FunctionKinds, run_globals, template
-from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun
+from sandbox._signals import EXIT, ForbiddenError, ForbiddenImportError, StopRun
 from sandbox._sizes import SizeLimitError
 from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
 from sandbox._variables import Keeper
@@ -105,6 +105,7 @@ async def run_code(
         finished, value = facade.start(main, context)
         if not finished:  # it waits: it goes on in its own task, `value`
             value = await _waited(value, started, guards)
+        _past_deadline(guards)
         if guards.stopped is not None:  # the code caught a stop and went on: the stop is still how the run ended
             raise guards.stopped.again()
         error = None if calls is None else _unawaited_error(calls)
@@ -113,11 +114,14 @@ async def run_code(
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
-        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed()):
+        _past_deadline(guards)
+        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed() and exc.kind != EXIT):
             exc = guards.stopped.again()  # the code caught a stop, then raised something else: the stop wins
         WATCHER.unwatch(guards)  # before its budget is reset: from here on only the grace's own checks stop it
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
-        error = context.run(describe_exception, exc, compiled)
+        if watched:  # the grace's deadline too: its own checks come only every 256 ticks
+            WATCHER.watch(guards)
+        value, error = None, context.run(describe_exception, exc, compiled)  # None: a clean `sys.exit()`
     finally:
         WATCHER.unwatch(guards)
         guards.finish()
@@ -128,7 +132,12 @@ async def run_code(
         ended.clear()
     if error is None:
         value, error = _check_value(value, limits)
-    kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
+    skip = (*functions, *names)
+    kept, dropped = (
+        (None, {})
+        if keeper is None
+        else keeper.collect(budget=limits.variables, skip=skip, deadline=started + limits.timeout)
+    )
     return RunResult(
         value=value if error is None else None,
         stdout="" if output is None else output.text(),
@@ -140,6 +149,12 @@ async def run_code(
         variables=kept,
         dropped_variables=dropped,
     )
+
+
+def _past_deadline(guards: Guards) -> None:
+    """A run that ended past its deadline is a timeout, whoever noticed: straight-line code takes no tick."""
+    if guards.stopped is None and time.monotonic() > guards.deadline:
+        guards.halt("timeout", timeout_message(guards.timeout))
 
 
 def _importer(guards: Guards, facade: AsyncioFacade, decimal_context: decimal.Context | None) -> Callable[..., Any]:
@@ -212,11 +227,20 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
     return (None, too_large) if too_large is not None else (checked, None)
 
 
-def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
-    """The model-facing error for an exception that ended the run."""
-    frames = _model_frames(exc.__traceback__)
+def describe_exception(exc: BaseException, compiled: Compiled) -> RunError | None:
+    """The model-facing error for an exception that ended the run; None for a clean `sys.exit()`."""
+    exited = isinstance(exc, StopRun) and exc.sealed() and exc.kind == EXIT
+    raised = exc.__context__ if exited and exc.__context__ is not None else exc  # where the `SystemExit` was raised
+    frames = _model_frames(raised.__traceback__)
     line = frames[-1][1] if frames else None
     where = f" (line {line})" if line else ""
+    if exited:
+        message = cast("StopRun", exc).message
+        return (
+            RunError(kind="runtime", message=_capped(message, MAX_MESSAGE), line=line, type_name="SystemExit")
+            if message
+            else None
+        )
     if isinstance(exc, StopRun) and exc.sealed():
         return RunError(kind=cast("ErrorKind", exc.kind), message=f"{exc.message}{where}", line=line)
     kind: ErrorKind = "runtime"

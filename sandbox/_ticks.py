@@ -9,7 +9,8 @@ stops the run. How the pieces fit is what keeps every tick counted: `chain` drop
 source fails, so the source is a primed `cycle` of two C iterators that never fails; an error raised by its
 current iterator (a stop, a `RecursionError` at the stack's limit) leaves that iterator current, so `refill`
 runs inside a `map` over an endless `repeat`, asked again at the next tick; and it ends its turn by raising
-`StopIteration`, which moves `chain` on to the rewound chunk.
+`StopIteration`, which moves `chain` on to the rewound chunk. The chunk and chain are built when `tick` or
+`ticks` is first read (most runs never tick); built empty, so the first tick checks the budget and any stop.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class _Armed:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, budget: Budget, owner: type | None = None) -> Any:
+    def __get__(self, budget: Budget | None, owner: type | None = None) -> Any:
+        if budget is None:  # read on the class
+            return self
         budget.arm()
         return vars(budget)[self.name]  # an instance attribute now: later reads never come here
 

@@ -209,13 +209,13 @@ class Worker:
         ready, timers = self.loop_queues
         finished = self.finished
         while not done() and not ready and finished is not None and not finished.done():
+            timeout = _MAX_BLOCK_MS
             if timers:
-                timeout = math.ceil((timers[0].when() - time.monotonic()) * 1000)  # the loop's clock
-                if timeout <= 0:
+                due = (timers[0].when() - time.monotonic()) * 1000  # ms to the next timer, on the loop's clock
+                if not due > 0:
                     return
-            else:
-                timeout = _MAX_BLOCK_MS
-            if not self.poller.poll(min(timeout, _MAX_BLOCK_MS)):
+                timeout = math.ceil(min(due, _MAX_BLOCK_MS))  # a timer at infinity (`timeout=inf`) waits in steps
+            if not self.poller.poll(timeout):
                 return
             self.readable()
 

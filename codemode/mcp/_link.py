@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codemode._runtime import MAY_HAVE_ACTED
+from codemode._runtime import MAY_HAVE_ACTED, CutOffError
 from codemode._sources import needs_approval
 from codemode.errors import tool_error
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
@@ -115,7 +115,7 @@ class ServerLink:
                     async with connect(self.server) as client:
                         return result_json(await client.call_tool(tool_name, arguments))
             except TimeoutError:
-                raise tool_error(self._timed_out(tool_name)) from None
+                raise CutOffError(self._timed_out(tool_name)) from None
             except MCPError as error:
                 raise tool_error(self._refused(error)) from None
         connection = await self._connected()
@@ -125,15 +125,15 @@ class ServerLink:
                 result = await connection.client.call_tool(tool_name, arguments)
         except TimeoutError:
             await self._check(connection)
-            raise tool_error(self._timed_out(tool_name)) from None
+            raise CutOffError(self._timed_out(tool_name)) from None
         except MCPError as error:
             if error.code != types.CONNECTION_CLOSED:
                 raise tool_error(self._refused(error)) from None
             self._retire(connection)
-            raise tool_error(self._lost(tool_name, error)) from None
+            raise CutOffError(self._lost(tool_name, error)) from None
         except Exception as error:  # noqa: BLE001  # a broken transport fails in many ways; the model reads which
             self._retire(connection)
-            raise tool_error(self._lost(tool_name, error)) from None
+            raise CutOffError(self._lost(tool_name, error)) from None
         finally:
             connection.release()
         return result_json(result)

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import anyio
 import httpx2
 
-from codemode._runtime import tool_error
+from codemode._runtime import MAY_HAVE_ACTED, CutOffError, tool_error
 from codemode.openapi._security import Redactor, add_cookie, apply, chosen
 
 if TYPE_CHECKING:
@@ -114,8 +114,10 @@ class HttpApi:
                 finally:
                     await response.aclose()
             except httpx2.TimeoutException:
-                maybe = "" if operation.method in ("GET", "HEAD") else "; it may have been carried out, check first"
-                raise tool_error(f"{what} on {self.label!r} did not answer within {self.timeout:g} s{maybe}") from None
+                late = f"{what} on {self.label!r} did not answer within {self.timeout:g} s"
+                if operation.method in ("GET", "HEAD", "OPTIONS"):  # safe methods change nothing
+                    raise tool_error(late) from None
+                raise CutOffError(f"{late}; {MAY_HAVE_ACTED}") from None
             except httpx2.HTTPError as error:
                 detail = self.redactor.text(f"{type(error).__name__}: {error}")
                 raise tool_error(f"cannot reach {self.label!r} for {what}: {detail}") from None

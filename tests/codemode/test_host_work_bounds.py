@@ -133,3 +133,26 @@ async def test_a_million_bad_items_get_one_message_naming_the_first() -> None:
     assert result.run.error.message == snapshot(
         "ToolError: tools.forecast(): argument `cities.0`: 0 is not of type 'string' (given 0). Signature: forecast(*, cities: list[str]) -> int (line 1)"
     )
+
+
+async def test_a_call_validated_off_the_loop_keeps_its_place_in_the_order_of_issue() -> None:
+    """A large call issued before one that needs approval is first in the run's record, and the resumed run replays it."""
+    catalog, received = catalog_of_two()
+
+    @catalog.tool(approval=True)
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    code = 'import asyncio\nreturn await asyncio.gather(tools.forecast(cities=["x"] * 5_000), tools.ping())'
+    async with CodeMode(catalog, isolation="inline") as cm:
+        state = cm.new_state()
+        paused = await cm.execute(code, state)
+        assert paused.pending is not None, paused.text
+        record = state.approval["record"] if state.approval is not None else {}
+        issued = [call["tool"] for call in record["calls"]] if isinstance(record, dict) else []
+        done = await cm.resume(state, approved=True)
+
+    assert issued == ["forecast", "ping"]
+    assert done.run.value == [5_000, "pong"]
+    assert [len(cities) for cities in received] == [5_000]

@@ -209,3 +209,26 @@ async def test_code_a_finished_run_left_behind_prints_to_its_own_run_only() -> N
             gc.enable()
     assert (first.error, first.stdout) == (None, "first\n")
     assert (second.error, second.stdout) == (None, "second\n")
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_an_import_only_inside_a_function_or_class_body_gets_the_runs_modules(isolation: str) -> None:
+    """Code whose only imports are nested still gets its modules, its decimal context and its printed output."""
+    code = dedent(
+        """
+        def floor(x):
+            import math
+            return math.floor(x)
+        class Quarter:
+            import decimal
+            text = str(decimal.Decimal(1) / 4)
+        def write(text):
+            from sys import stdout
+            stdout.write(text)
+        write("nested")
+        return [floor(2.5), Quarter.text]
+        """
+    )
+    async with Sandbox(isolation=isolation) as sb:  # type: ignore[arg-type]  # a parameter of the two isolations
+        result = await sb.run(code)
+    assert (result.error, result.value, result.stdout) == (None, [2, "0.25"], "nested")

@@ -40,6 +40,13 @@ async def test_a_call_past_the_timeout_is_cancelled_alone_and_the_call_beside_it
 ) -> None:
     """The server is told to cancel `slow` (which lets `until_cancelled` answer); the connection stays open."""
     result = await code_mode.execute(BESIDE_A_TIMEOUT, code_mode.new_state())
+    calls = sorted((call.name, call.ok, call.in_flight) for call in result.calls)
+    assert calls == [
+        ("pid", True, False),
+        ("pid", True, False),
+        ("slow", False, True),
+        ("until_cancelled", True, False),
+    ]
     assert result.run.value == {
         "slow": "MCP server 'busy' did not answer `slow` within 2 s, so the call was cancelled; it may still have "
         "taken effect: check before you repeat it.",
