@@ -28,9 +28,10 @@ from sandbox._policy_fast import fast_names
 from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
 from sandbox._signals import forbid
-from sandbox._sizes import SizeGuards
+from sandbox._sizes import GROWING, SizeGuards
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox._supers import super_attribute
+from sandbox._ticking import yield_from_for
 from sandbox._ticks import Budget
 from sandbox._typingfacade import check_subscription
 
@@ -120,6 +121,8 @@ class Guards(SizeGuards, Budget):
                 return guarded
         elif name == "to_bytes" and (to_bytes := self._to_bytes(obj)) is not None:
             return to_bytes
+        elif name in GROWING and (grown := self.growing(obj, name, value)) is not None:
+            return grown
         elif (wrapped := _wrapped_method(obj, name, value)) is not None:
             return wrapped
         if type(value) in _MUTABLE and _is_shared_class_attribute(obj, name, value):
@@ -237,6 +240,7 @@ class Guards(SizeGuards, Budget):
             "_write_": self.write,
             "_getiter_": self.getiter,
             "_citer_": self.getiter,
+            "_yieldfrom_": yield_from_for(self),
             "_unpack_sequence_": self.unpack_sequence,
             "_apply_": self.apply,
             "_inplacevar_": self.inplace,

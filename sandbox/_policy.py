@@ -197,6 +197,12 @@ class SandboxPolicy(PatternPolicy):
         self._tick_body(node)
         return node
 
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> ast.AST:
+        """`yield from _yieldfrom_(it)`: a builtin iterable's items are budgeted, a generator is delegated to."""
+        node = self.node_contents_visit(node)
+        node.value = cast("ast.expr", located(guard_call("_yieldfrom_", node.value), node.value))
+        return node
+
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         """Iterate comprehensions through `_citer_`, which budgets iterations over lazy or long iterables."""
         if node.is_async:  # `async for` in a comprehension: async iterators are budgeted by the loop's awaits

@@ -14,12 +14,26 @@ import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from sandbox._classes import real_bases
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, percent_widths, plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SEQUENCES = (str, bytes, bytearray, list, tuple, collections.UserList)
+SEQUENCES = (str, bytes, bytearray, list, tuple, collections.UserList, collections.deque)
+_EXTENDED_IN_PLACE = (list, bytearray, collections.deque)
+"""What `+=` extends in place by any iterable (`x += range(n)`), not only by another sequence."""
+GROWING = frozenset({"extend", "extendleft", "fromkeys", "update", "union", "symmetric_difference"})
+"""Method names that add a whole iterable in one call; `Guards.wrapped` asks `growing` for a checked one."""
+_GROWN: dict[str, tuple[type, ...]] = {
+    "extend": (list, bytearray, collections.deque, collections.UserList),
+    "extendleft": (collections.deque,),
+    "fromkeys": (dict,),
+    "update": (set, collections.Counter),
+    "union": (set, frozenset),
+    "symmetric_difference": (set, frozenset),
+}
+"""Each growing method and the classes whose method it is (a dict's `update` needs pairs: a range is refused)."""
 _SPEC_NUMBER = re.compile(r"\d+")
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
@@ -39,6 +53,7 @@ _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
 
 
 _SIZED_TYPES: tuple[type[Any], ...] = (str, bytes, bytearray, list, tuple, collections.deque)
+_COUNTED_TYPES: tuple[type[Any], ...] = (*_SIZED_TYPES, dict, set, frozenset)
 
 
 def _true_len(obj: object) -> int | None:
@@ -57,6 +72,24 @@ def _true_len(obj: object) -> int | None:
             raise TypeError("a UserList whose `data` is not a list cannot be added or repeated in the sandbox")
         return length_of_data
     return None
+
+
+def known_len(obj: object) -> int:
+    """How many items iterating `obj` gives, where its type says so without running the code's: 0 if unknown.
+
+    A range by its bounds, a builtin collection (a subclass's too) by its base type's `__len__`, a `UserList`
+    by its `data`; anything lazy takes a tick per item instead.
+    """
+    if type(obj) is range:
+        return range_length(obj)
+    for kind in _COUNTED_TYPES:
+        if isinstance(obj, kind):
+            length: int = kind.__len__(obj)
+            return length
+    if isinstance(obj, collections.UserList):
+        data = object.__getattribute__(obj, "__dict__").get("data")
+        return known_len(data) if not isinstance(data, collections.UserList) else 0
+    return 0
 
 
 class SizeLimitError(MemoryError):
@@ -103,9 +136,33 @@ class SizeGuards:
         kind = type(a)
         if kind is int or kind is float:
             return a + b
+        self._check_iadd(a, b)
+        return _INPLACE["+="](a, b)
+
+    def _check_iadd(self, a: Any, b: Any) -> None:
         if isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
             self.check_length(_sum_len(a, b), "a sequence of length")
-        return _INPLACE["+="](a, b)
+        elif isinstance(a, _EXTENDED_IN_PLACE) and (added := known_len(b)):
+            self.check_length((_true_len(a) or 0) + added, "a sequence of length")
+
+    def growing(self, obj: object, name: str, method: Callable[..., Any]) -> Callable[..., Any] | None:
+        """The growing method `name` of `obj` (read as `method`), refusing a call that adds past the size limit.
+
+        None when `obj` is no collection whose `name` grows it. Unbound (`list.extend(x, r)`), its first
+        argument is the collection; `fromkeys` builds a new dict from its first.
+        """
+        unbound = isinstance(obj, type)
+        cls = real_bases((obj,))[0] if unbound else type(obj)
+        if not (isinstance(cls, type) and issubclass(cls, _GROWN[name])):
+            return None
+        fresh = name == "fromkeys"
+
+        def grow(*args: Any, **kwargs: Any) -> Any:
+            target, added = (None, args[:1]) if fresh else (args[0], args[1:]) if unbound and args else (obj, args)
+            self.check_length(known_len(target) + sum(map(known_len, added)), "a collection of length")
+            return method(*args, **kwargs)
+
+        return grow
 
     def imul(self, a: Any, b: Any) -> Any:
         """`a *= b`, guarded like `a * b`."""
@@ -218,8 +275,8 @@ class SizeGuards:
         """`x op= y` with the same size guards as the plain operators."""
         if op == "*=":
             return self.imul(x, y)
-        if op == "+=" and isinstance(x, SEQUENCES) and isinstance(y, SEQUENCES):
-            self.check_length(_sum_len(x, y), "a sequence of length")
+        if op == "+=":
+            self._check_iadd(x, y)
         elif op == "**=":
             return self.pow(x, y)
         elif op == "<<=":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import types
 from typing import TYPE_CHECKING, Any
 
 from sandbox._sizes import range_length
@@ -20,14 +21,37 @@ if TYPE_CHECKING:
 
     from sandbox._guards import Guards
 
-_PRODUCING = (
-    "count cycle zip_longest starmap takewhile pairwise permutations combinations combinations_with_replacement"
-).split()
+_PRODUCING = "count cycle zip_longest starmap takewhile pairwise".split()
 """itertools' iterators that produce an item at each pull of theirs: a tick per item produced bounds them."""
+_COPYING = ("permutations", "combinations", "combinations_with_replacement")
+"""itertools' iterators that copy their iterable into a tuple, and size their index arrays by `r`, when made."""
 _SKIPPING = {"filterfalse": 1, "dropwhile": 1, "islice": 0, "groupby": 0, "compress": 0, "batched": 0}
 """itertools' iterators that may pull many items per item produced: the position of the iterable they pull."""
 _PULLED_KEYWORDS = ("iterable", "data")
 """The same iterable passed by keyword (`groupby(iterable=...)`, `compress(data=...)`)."""
+_HEAP_TYPE = 1 << 9
+"""`Py_TPFLAGS_HEAPTYPE`: a class made by a `class` statement, whose iteration runs Python code (that ticks)."""
+_DELEGATED = (types.GeneratorType, types.CoroutineType, itertools.compress)
+"""What `yield from` is handed as written: a generator takes `send`/`throw`/`close` itself; a compress ticks."""
+
+
+def yield_from_for(guards: Guards) -> Callable[[Any], Any]:
+    """The guard `_yieldfrom_` of `yield from x`: a builtin iterable's items take a tick each, as a `for` loop's do.
+
+    A C consumer (`deque(g(), maxlen=0)`) drives the code's generator with no tick of its own, so a huge
+    `range` delegated to would run unbudgeted. Generators and iterators with a `send` (a future's) are handed on as
+    they are, so `send`, `throw` and `close` reach them as in CPython; the others have none of those to reach.
+    """
+    ticking = guards.ticking
+
+    def yield_from(iterable: Any) -> Any:
+        kind = type(iterable)
+        if kind.__flags__ & _HEAP_TYPE or kind in _DELEGATED:
+            return iterable
+        iterator = iter(iterable)  # a builtin type's: no code of the run's runs, and CPython would call it too
+        return iterator if hasattr(type(iterator), "send") else ticking(iterator)
+
+    return yield_from
 
 
 def ticking_builtins(guards: Guards) -> dict[str, Any]:
@@ -141,7 +165,7 @@ def ticking_itertools(guards: Guards) -> dict[str, Any]:
         # C copies each iterable into a tuple (a range too), then holds `repeat` references to each
         ranges = sum(range_length(pool) for pool in iterables if type(pool) is range)
         guards.check_length(ranges + len(iterables) * max(repeat, 0), "a collection of length")
-        return ticking(itertools.product(*map(ticking, iterables), repeat=repeat))
+        return ticking(itertools.product(*(_pool(guards, pool) for pool in iterables), repeat=repeat))
 
     def tee(iterable: Any, n: Any = 2, /) -> tuple[Iterator[Any], ...]:
         return itertools.tee(ticking(iterable), n)
@@ -159,5 +183,34 @@ def ticking_itertools(guards: Guards) -> dict[str, Any]:
         "repeat": repeat,
         "accumulate": accumulate,
         "product": product,
+        **{name: _copying(guards, getattr(itertools, name)) for name in _COPYING},
         "tee": tee,
     }
+
+
+def _pool(guards: Guards, iterable: Any) -> tuple[Any, ...]:
+    """What itertools copies into a tuple before its first item, checked against the size cap.
+
+    A range by its length; any iterable read through ticks and refused one item past the cap (an endless one
+    ends at the operation budget).
+    """
+    if type(iterable) is range:
+        guards.check_length(range_length(iterable), "a collection of length")
+    items = tuple(itertools.islice(guards.ticking(iterable), guards.max_size + 1))
+    guards.check_length(len(items), "a collection of length")
+    return items
+
+
+def _copying(guards: Guards, real: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """`permutations`/`combinations`/`combinations_with_replacement`: the pool and `r` checked, a tick per item."""
+
+    def make(iterable: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        # C sizes its index arrays (and each tuple it makes) by `r` before the first item
+        if args and args[0] is not None:
+            args = (guards.check_length(args[0], "a tuple of length"), *args[1:])
+        if kwargs.get("r") is not None:
+            kwargs["r"] = guards.check_length(kwargs["r"], "a tuple of length")
+        return guards.ticking(real(_pool(guards, iterable), *args, **kwargs))
+
+    make.__name__ = make.__qualname__ = real.__name__
+    return make

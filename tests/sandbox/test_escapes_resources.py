@@ -1647,7 +1647,6 @@ UNCAPPED_GROWTH = [
     pytest.param(
         "x = [0] * 1000000\nfor i in range(200):\n    x.extend(x)",
         id="list_extend_doubling",
-        marks=pytest.mark.xfail(strict=True, reason="inline: list.extend doubles past the size cap until host OOM"),
     ),
     pytest.param(
         "import itertools\nlist(itertools.count())",

@@ -1939,6 +1939,127 @@ CASES = [
         [calls, a, b, x, middle]
         """,
     ),
+    case(
+        "yield_from_keeps_send_throw_and_close",
+        """
+        def inner():
+            got = []
+            try:
+                while True:
+                    value = yield len(got)
+                    got.append(value)
+            except KeyError as e:
+                yield f"caught {e}"
+            finally:
+                print("inner closed", got)
+            return "inner done"
+
+        def outer(source):
+            result = yield from source
+            print("delegated returned", result)
+            yield "after"
+
+        g = outer(inner())
+        print(next(g), g.send("a"), g.send("b"), g.throw(KeyError("k")), next(g), next(g, "end"))
+        g = outer(inner())
+        next(g)
+        g.close()
+
+        class Echo:
+            def __init__(self):
+                self.n = 0
+            def __iter__(self):
+                return self
+            def __next__(self):
+                self.n += 1
+                if self.n > 3:
+                    raise StopIteration(self.n)
+                return self.n
+            def send(self, value):
+                return f"echo {value}"
+
+        g = outer(Echo())
+        print(next(g), g.send("x"), list(g))
+
+        def over(source):
+            try:
+                yield from source
+            except ValueError as e:
+                yield f"outer caught {e}"
+            finally:
+                print("over closed")
+
+        for source in (range(3), [4, 5], "ab", (6,), {7: 0}.keys(), {8}, b"9", iter([10, 11])):
+            print(list(over(source)))
+        g = over(range(10))
+        print(next(g), next(g), g.throw(ValueError("v")), next(g, "done"))
+        g = over(iter("xyz"))
+        next(g)
+        g.close()
+        g = over(range(5))
+        next(g)
+        try:
+            g.send(None)
+            g.send(1)
+        except AttributeError as e:
+            print("AttributeError")
+        try:
+            list(over(5))
+        except TypeError as e:
+            print("TypeError", e)
+
+        def chained():
+            yield from (yield from over(range(2)))
+        try:
+            list(chained())
+        except TypeError as e:
+            print("TypeError", e)
+        total = 0
+        def countdown(n):
+            yield from range(n, 0, -1)
+        [list(countdown(4)), sum(countdown(100)), max(over(range(7)))]
+        """,
+    ),
+    case(
+        "growing_methods_and_itertools_copies",
+        """
+        import collections
+        import itertools
+
+        a = [1]
+        a.extend((2, 3))
+        list.extend(a, range(4, 6))
+        a += range(2)
+        d = collections.deque([1], maxlen=3)
+        d.extend(range(5))
+        d.extendleft("ab")
+        d += [7]
+        c = collections.Counter("ab")
+        c.update("abb")
+        c.update({"z": 2}, y=1)
+        s = {1}
+        s.update(range(3), [9])
+        u = collections.UserList([0])
+        u.extend(range(2))
+        class D(dict):
+            pass
+        print(a, d, sorted(c.items()), s, u, dict.fromkeys("ab", 0), D.fromkeys(range(2)), {0}.union(range(3)))
+        print(sorted({1, 2}.symmetric_difference(range(3))), collections.OrderedDict.fromkeys("xy", 1))
+        print(list(itertools.permutations(iter([1, 2, 3]), 2)), list(itertools.combinations(range(4), r=2)))
+        print(list(itertools.combinations_with_replacement("ab", 3)), list(itertools.product(range(2), iter("xy"))))
+        print(list(itertools.permutations([], 0)), list(itertools.combinations("a", 5)))
+        print(list(itertools.permutations("ab")))
+        try:
+            itertools.combinations("ab")
+        except TypeError as e:
+            print("TypeError", e)
+        try:
+            itertools.permutations("ab", -1)
+        except ValueError as e:
+            print("ValueError", e)
+        [a, list(d), len(list(itertools.product("ab", repeat=3)))]
+        """,
+    ),
 ]
 
 

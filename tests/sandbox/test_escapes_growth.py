@@ -1,0 +1,142 @@
+"""Red team, growth: one call that copies or grows a collection past `max_size`, and iteration that never ticks.
+
+Each case is the smallest bomb that passes the cap (`QUICK`'s `max_size` is 1,000,000), so an unguarded one only
+costs the test some megabytes; with the real default cap and a bigger count each is a host OOM or hang inline.
+The refusal names the size it would have reached and the limit.
+"""
+
+from __future__ import annotations
+
+from redteam_kit import case, limit, names_are_unique, runs
+
+from sandbox import Limits
+
+SIZE = "this would create "
+LIMIT = "the limit is 1,000,000"
+BUILT = "return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'"
+"""The payload's last line: the bomb got through if the value was built."""
+LONG = Limits(timeout=30.0, operations=10_000_000, max_size=1_000_000)
+"""Enough operations to pull a million items one tick at a time; the wall clock is far away."""
+
+
+def sized(what: str) -> object:
+    """The size guard refused the value before building it."""
+    return limit("memory", f"{SIZE}{what}; {LIMIT}", "MemoryError")
+
+
+CASES = [
+    # -- itertools' constructors copy their iterable into a tuple in C, and size their index arrays by `r` --------
+    *(
+        case(
+            f"itertools_{name}_copies_a_huge_range",
+            f"import itertools\nx = range(2_000_000)\nit = itertools.{name}(x, 1)\n{BUILT}",
+            sized("a collection of length of about 2,000,000"),
+        )
+        for name in ("permutations", "combinations", "combinations_with_replacement")
+    ),
+    *(
+        case(
+            f"itertools_{name}_with_a_huge_r",
+            f"import itertools\nx = range(2_000_000)\nit = itertools.{name}('ab', len(x))\n{BUILT}",
+            sized("a tuple of length of about 2,000,000"),
+        )
+        for name in ("permutations", "combinations", "combinations_with_replacement")
+    ),
+    case(
+        "itertools_permutations_copies_an_endless_iterator",
+        "import itertools\nit = itertools.permutations(itertools.count(), 1)\nreturn 1",
+        limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+    ),
+    case(
+        "itertools_product_copies_a_long_iterator",
+        "import itertools\nit = itertools.product(iter(range(2_000_000)))\nx = range(2_000_000)\n" + BUILT,
+        sized("a collection of length of about 1,000,001"),
+        limits=LONG,
+    ),
+    # -- growing methods: one call adds a whole range (or a sized collection) -----------------------------------
+    case(
+        "dict_fromkeys_of_a_huge_range",
+        f"x = dict.fromkeys(range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "dict_fromkeys_on_an_instance_and_a_subclass",
+        "class D(dict):\n    pass\nx = D().fromkeys(range(2_000_000), 0)\n" + BUILT,
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "list_extend_doubling",
+        f"x = [0] * 600_000\nx.extend(x)\n{BUILT}",
+        sized("a collection of length of about 1,200,000"),
+    ),
+    case(
+        "list_extend_unbound_with_a_range",
+        f"x = []\nlist.extend(x, range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "list_iadd_of_a_range",
+        f"x = []\nx += range(2_000_000)\n{BUILT}",
+        sized("a sequence of length of about 2,000,000"),
+    ),
+    case(
+        "deque_extend_of_a_range",
+        f"import collections\nx = collections.deque()\nx.extend(range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "deque_extendleft_of_a_range",
+        f"import collections\nx = collections.deque()\nx.extendleft(range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "deque_iadd_of_a_range",
+        f"import collections\nx = collections.deque()\nx += range(2_000_000)\n{BUILT}",
+        sized("a sequence of length of about 2,000,000"),
+    ),
+    case(
+        "counter_update_of_a_range",
+        f"import collections\nx = collections.Counter()\nx.update(range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "userlist_extend_of_a_range",
+        f"import collections\nx = collections.UserList()\nx.extend(range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "set_update_of_a_range",
+        f"x = set()\nx.update(range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
+    ),
+    case(
+        "set_union_of_a_range",
+        f"x = set().union([1], range(2_000_000))\n{BUILT}",
+        sized("a collection of length of about 2,000,001"),
+    ),
+    # -- iteration no loop of the code's ticks: a C consumer driving `yield from` ---------------------------------
+    *(
+        case(
+            f"yield_from_{what}_driven_by_a_c_consumer",
+            f"""
+            import collections
+            def g():
+                yield from {source}
+            collections.deque(g(), maxlen=0)
+            return 'PW' + 'NED'
+            """,
+            limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+        )
+        for what, source in (
+            ("a_range", "range(3_000_000)"),
+            ("a_list", "[0] * 900_000"),
+            ("a_string", "'x' * 900_000"),
+            ("a_dict_view", "dict.fromkeys(range(900_000)).keys()"),
+            ("a_nested_generator", "(lambda: (yield from range(3_000_000)))()"),
+        )
+    ),
+]
+
+
+test_growth_is_bounded = runs(CASES, "Each copy or growth past the size cap is refused before it is built.")
+test_case_names_are_unique = names_are_unique(CASES)
