@@ -7,8 +7,12 @@ plain `compile`+`exec` (async bodies run as an `async def` on the same loop), `S
 only, no `await`) and pydantic-monty (`AsyncMonty`, one warm worker, one session reused with its suspension cap
 raised). A peer that is not installed is skipped with a note. Every contestant's value is checked against the
 floor's. Each cell runs one warm-up, then up to `--repeat` timed runs within a `--budget` of seconds (at least
-`--min-repeat`); cells show median, p90 and the median's ratio to the floor. Also reported: per-call overhead
-of one host call, the policy compile of the 20-line script (cold, and the cached lookup), and the targets.
+`--min-repeat`); cells show median, p90 and the median's ratio to the floor. Contestants share the load: round after
+round, each takes one timed run (`--order interleaved`, the default: every run comes right after another
+contestant's, on cold caches, as a run does between two model turns) or an untimed run and then `--block` timed
+runs in a row (`--order consecutive`: the warm steady state, as the issue's first table measured). Also
+reported: per-call overhead of one host call, the policy compile of the 20-line script (cold, and the cached
+lookup), and the targets.
 
 Run: .venv/bin/python benchmarks/sandbox_bench.py --repeat 200
 """
@@ -261,7 +265,7 @@ class Report:
 
 
 async def bench_cases(contestants: list[Any], report: Report, args: argparse.Namespace) -> None:
-    """Every case with all contestants interleaved: round after round, one timed run of each, so load is shared."""
+    """Every case with all contestants taking turns, round after round, so load is shared (see `--order`)."""
     report.contestants += [c.name for c in contestants]
     floor: dict[str, Any] = {}
     for case in CASES:
@@ -279,20 +283,25 @@ async def bench_cases(contestants: list[Any], report: Report, args: argparse.Nam
             values[name] = await call(runner)
             probe += time.perf_counter() - start
             await call(runner)  # a second warm-up: caches, worker compile caches
+        block = args.block if args.order == "consecutive" else 1
         rounds = max(args.min_repeat, min(args.repeat, int(args.budget * len(runners) / max(probe, 1e-6))))
+        rounds = max(1, -(-rounds // block))  # the same number of timed runs in either order
         samples: dict[str, list[float]] = {name: [] for name in runners}
         for _ in range(rounds):
             for name, runner in runners.items():
-                start = time.perf_counter()
-                await call(runner)
-                samples[name].append(time.perf_counter() - start)
+                if block > 1:
+                    await call(runner)  # untimed: the block's runs follow this contestant's own, not another's
+                for _ in range(block):
+                    start = time.perf_counter()
+                    await call(runner)
+                    samples[name].append(time.perf_counter() - start)
         for name, timings in samples.items():
-            timing = Timing(median=statistics.median(timings), p90=p90(timings), runs=rounds, value=values[name])
+            timing = Timing(median=statistics.median(timings), p90=p90(timings), runs=len(timings), value=values[name])
             report.cells[name, case.key] = timing
             if case.key in floor and not same(timing.value, floor[case.key]):
                 report.notes.append(f"{name} returned {timing.value!r} on {case.key}, the floor {floor[case.key]!r}")
             floor.setdefault(case.key, timing.value)
-            print(f"  {name:32} {case.key:12} {fmt(timing.median)} (n={rounds})", file=sys.stderr)
+            print(f"  {name:32} {case.key:12} {fmt(timing.median)} (n={len(timings)})", file=sys.stderr)
 
 
 async def open_ours(isolation: str, stack: contextlib.AsyncExitStack, report: Report) -> Ours:
@@ -483,7 +492,12 @@ async def main(args: argparse.Namespace) -> None:
     await bench_compile(report, args)
     command = f".venv/bin/python benchmarks/sandbox_bench.py {' '.join(sys.argv[1:])}".strip()
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
-    print(f"Command: `{command}`\n\nMachine: {machine()}; load average at the end {load}\n")
+    order = (
+        "interleaved (one run each per round)"
+        if args.order == "interleaved"
+        else f"consecutive (blocks of {args.block})"
+    )
+    print(f"Command: `{command}`\n\nMachine: {machine()}; load average at the end {load}; order: {order}\n")
     print(render(report, args))
 
 
@@ -492,6 +506,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=200, help="most timed runs per cell")
     parser.add_argument("--min-repeat", type=int, default=3, help="fewest timed runs per cell")
     parser.add_argument("--budget", type=float, default=2.0, help="seconds of timed runs per cell, about")
+    parser.add_argument(
+        "--order",
+        choices=("interleaved", "consecutive"),
+        default="interleaved",
+        help="one timed run per contestant per round (cold caches), or an untimed run and a block in a row (warm)",
+    )
+    parser.add_argument("--block", type=int, default=10, help="timed runs in a row per round with --order consecutive")
     return parser.parse_args()
 
 

@@ -65,6 +65,16 @@ class DiscoveryState:
         signature = self.approval.get("signature") if self.approval is not None else None
         return signature[:16] if isinstance(signature, str) else None
 
+    @property
+    def paused_code(self) -> str | None:
+        """The code of the run waiting for approval (a decision resumes only that code), or None.
+
+        Read from the record as it stands: `CodeMode.resume` checks its signature.
+        """
+        record = self.approval.get("record") if self.approval is not None else None
+        code = record.get("code") if isinstance(record, dict) else None
+        return code if isinstance(code, str) else None
+
     def to_json(self) -> dict[str, JsonValue]:
         """This state as JSON data."""
         data: dict[str, JsonValue] = {"announced": dict(sorted(self.announced.items()))}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
+from codemode.discovery import DiscoveryState
 from codemode.errors import ApprovalError
 from codemode.integrations import BlockingCodeMode
 
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from codemode import PendingApproval, ToolCall
     from codemode._json import JsonObject, JsonValue
     from codemode.code_mode import CodeMode, ExecuteResult
-    from codemode.discovery import DiscoveryState
 
 __all__ = ["RECORD_KEY", "cannot_ask", "execute", "paused_code", "paused_data", "record_of", "resume_paused"]
 
@@ -57,9 +57,7 @@ def record_of(data: object) -> dict[str, JsonValue]:
 def paused_code(data: object) -> str | None:
     """The code of the run `paused_data` output describes, or None if it holds no record."""
     signed = data.get(RECORD_KEY) if isinstance(data, Mapping) else None
-    record = signed.get("record") if isinstance(signed, Mapping) else None
-    code = record.get("code") if isinstance(record, Mapping) else None
-    return code if isinstance(code, str) else None
+    return DiscoveryState(approval=signed).paused_code if isinstance(signed, dict) else None
 
 
 async def execute(code_mode: CodeMode | BlockingCodeMode, code: str, state: DiscoveryState) -> ExecuteResult:

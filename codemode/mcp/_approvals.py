@@ -100,8 +100,7 @@ def _answered(params: types.CallToolRequestParams, state: DiscoveryState, code: 
         return None
     if not isinstance(answer, types.ElicitResult):
         raise DecisionError(f"The input response {INPUT_KEY!r} must answer the elicitation it was asked with.")
-    record = state.approval.get("record") if state.approval is not None else None
-    if not isinstance(record, dict) or record.get("code") != code:
+    if state.paused_code != code:
         raise DecisionError("To decide a waiting call, retry `code` with the same code and its `requestState`.")
     return _answer_of(answer)
 
@@ -117,8 +116,7 @@ def _decision(meta: object, state: DiscoveryState, code: str) -> Decision | None
             'The decision names no call waiting in this conversation: send the `_meta["codemode/state"]` of the '
             "result that asked for approval, with its id."
         )
-    record = state.approval.get("record")
-    if isinstance(record, dict) and record.get("code") != code:
+    if state.paused_code not in (None, code):
         raise DecisionError("To decide a waiting call, call `code` again with the same code as the paused run.")
     reason = given.get("reason")
     return Decision(approved=given["approved"], reason=reason if isinstance(reason, str) and reason else None)

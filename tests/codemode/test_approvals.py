@@ -67,7 +67,7 @@ async def test_a_refund_over_the_limit_pauses_and_runs_once_approved(isolation: 
 
 
 async def test_the_state_names_the_waiting_call_by_the_id_a_decision_must_carry() -> None:
-    """`DiscoveryState.approval_id` is the pending call's id while it waits, read from the state alone, then None."""
+    """`approval_id` is the pending call's id and `paused_code` its run's code while it waits, then both None."""
     shop = make_shop()
     async with shop.code_mode() as cm:
         state = cm.new_state()
@@ -77,8 +77,10 @@ async def test_the_state_names_the_waiting_call_by_the_id_a_decision_must_carry(
         assert state.approval is not None
         assert state.approval_id == paused.pending.id == str(state.approval["signature"])[:16]
         assert DiscoveryState.from_json(json.loads(json.dumps(state.to_json()))).approval_id == paused.pending.id
+        assert state.paused_code == REFUND
         await cm.resume(state, approved=False)
     assert state.approval_id is None
+    assert state.paused_code is None
 
 
 async def test_a_denied_refund_raises_tool_error_with_the_reason_and_the_code_carries_on() -> None:
