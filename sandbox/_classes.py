@@ -163,6 +163,11 @@ SIZED_COLLECTIONS: dict[type, type] = {
 """The same for the `collections` classes built in C from an iterable (`deque(range(n))`)."""
 
 
+SHOWN_TYPES: dict[type, type] = {}
+"""Builtin iterator types (and the ticking ones named after them) -> the class `type(x)` answers for them
+(`sandbox._lazytypes` fills it: the run's `map` is a class of its own)."""
+
+
 def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:
     """The run's `sorted`, size-checked like the collection constructors."""
 
@@ -187,7 +192,7 @@ def type_of(obj: object) -> type:
     kind = type(obj)
     if issubclass(kind, type):
         return SafeType
-    return SIZED.get(kind) or SIZED_COLLECTIONS.get(kind, kind)
+    return SIZED.get(kind) or SIZED_COLLECTIONS.get(kind) or SHOWN_TYPES.get(kind, kind)
 
 
 def make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:

@@ -7,7 +7,7 @@ The refusal names the size it would have reached and the limit.
 
 from __future__ import annotations
 
-from redteam_kit import case, limit, names_are_unique, runs
+from redteam_kit import case, limit, names_are_unique, raised, runs
 
 from sandbox import Limits
 
@@ -17,6 +17,14 @@ BUILT = "return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'"
 """The payload's last line: the bomb got through if the value was built."""
 LONG = Limits(timeout=30.0, operations=10_000_000, max_size=1_000_000)
 """Enough operations to pull a million items one tick at a time; the wall clock is far away."""
+
+
+BUDGET_SPENT = limit("timeout", "the code used its whole operation budget (an endless loop?)")
+
+
+def raised_type(name: str) -> object:
+    """The ticking iterator's class refused to make one (as CPython refuses for its iterator types)."""
+    return raised("TypeError", f"cannot create '{name}' instances")
 
 
 def sized(what: str) -> object:
@@ -134,6 +142,32 @@ CASES = [
             ("a_dict_view", "dict.fromkeys(range(900_000)).keys()"),
             ("a_nested_generator", "(lambda: (yield from range(3_000_000)))()"),
         )
+    ),
+    *(
+        case(
+            f"the_type_of_{what}_makes_no_unticked_iterator",
+            f"""
+            import collections, itertools
+            it = type({made})({args})
+            collections.deque(it, maxlen=0)
+            return 'PW' + 'NED'
+            """,
+            expected,
+        )
+        for what, made, args, expected in (
+            ("iter", "iter([])", "range(3_000_000), range(1, 3_000_000)", raised_type("list_iterator")),
+            ("reversed", "reversed('ab')", "range(3_000_000)", BUDGET_SPENT),
+            ("itertools_count", "itertools.count()", "range(3_000_000), range(1, 3_000_000)", raised_type("count")),
+            ("map", "map(abs, [])", "abs, range(3_000_000)", BUDGET_SPENT),
+            ("filter", "filter(None, [])", "None, range(1, 3_000_000)", BUDGET_SPENT),
+            ("zip", "zip()", "range(3_000_000)", BUDGET_SPENT),
+            ("enumerate", "enumerate([])", "range(3_000_000)", BUDGET_SPENT),
+        )
+    ),
+    case(
+        "subclassing_map_is_refused",
+        "class M(map):\n    pass\nreturn 1",
+        raised("TypeError", "`map` cannot be subclassed in the sandbox; wrap it in a class of yours"),
     ),
 ]
 

@@ -2002,7 +2002,7 @@ CASES = [
             g.send(None)
             g.send(1)
         except AttributeError as e:
-            print("AttributeError")
+            print("AttributeError", e)
         try:
             list(over(5))
         except TypeError as e:
@@ -2018,6 +2018,44 @@ CASES = [
         def countdown(n):
             yield from range(n, 0, -1)
         [list(countdown(4)), sum(countdown(100)), max(over(range(7)))]
+        """,
+    ),
+    case(
+        "lazy_builtins_are_classes_and_iterators_have_their_names",
+        """
+        import itertools
+
+        it = iter([1, 2])
+        m = map(abs, [-1, -2])
+        names = [
+            type(x).__name__
+            for x in (it, reversed([1]), iter("ab"), iter(range(3)), iter({}), iter({1}), iter((1,)), iter(b"x"))
+        ]
+        names += [type(x).__name__ for x in (reversed("ab"), reversed(range(2)), iter(int, 1), m, zip(), enumerate(""))]
+        names += [type(x).__name__ for x in (itertools.count(), itertools.chain([1]), itertools.repeat(1, 2))]
+        names += [type(x).__name__ for x in (itertools.cycle("a"), itertools.permutations("ab"), itertools.product())]
+        print(names)
+        print(isinstance(m, map), isinstance(filter(None, []), filter), isinstance(zip(), zip), isinstance(it, map))
+        print(isinstance(enumerate([]), enumerate), isinstance(reversed("ab"), reversed))
+        print(isinstance(reversed([1]), reversed), isinstance(reversed(range(1)), reversed))
+        print(isinstance(m, (filter, map)), isinstance(3, map), isinstance(map, type), issubclass(type(m), map))
+        print(type(m) is map, type(zip()) is zip, type(enumerate("a")) is enumerate, type(reversed("ab")) is reversed)
+        print(issubclass(map, object), issubclass(bool, map), type(it) is type(iter([3])), iter(it) is it)
+        print(map, filter, zip, enumerate, reversed, type(it), map.__name__, zip.__qualname__, enumerate.__module__)
+        print(list(m), list(filter(None, [0, 1])), list(zip("ab", [1, 2])), list(enumerate("ab", start=1)))
+        print(list(enumerate(iterable="x")), list(reversed("ab")), list(zip("ab", "c", strict=False)), next(it))
+        print(sorted(map(len, ["ab", "c"])), dict(enumerate("xy")), list(map(pow, [2, 3], [2, 2])))
+        for bad in (lambda: map(), lambda: map(abs), lambda: filter(None), lambda: enumerate(), lambda: reversed(3)):
+            try:
+                bad()
+            except TypeError as e:
+                print("TypeError", e)
+        for make in (lambda: type(iter([]))(), lambda: type(reversed([1]))([1]), lambda: zip("a", "bc", strict=True)):
+            try:
+                list(make())
+            except (TypeError, ValueError) as e:
+                print(type(e).__name__, e)
+        names
         """,
     ),
     case(
