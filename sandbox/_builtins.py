@@ -173,5 +173,7 @@ def make_builtins(
         "delattr": guards.delattr,
         "pow": guards.pow,
         "format": guards.builtin_format,
+        "repr": guards.repr,
+        "ascii": guards.ascii,
         "vars": vars_,
     }

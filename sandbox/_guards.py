@@ -28,7 +28,8 @@ from sandbox._policy_fast import fast_names
 from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
 from sandbox._signals import forbid
-from sandbox._sizes import GROWING, SizeGuards
+from sandbox._sizes import SizeGuards
+from sandbox._sizes_growth import GROWING
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox._supers import super_attribute
 from sandbox._ticking import yield_from_for
@@ -241,6 +242,7 @@ class Guards(SizeGuards, Budget):
             "_getiter_": self.getiter,
             "_citer_": self.getiter,
             "_yieldfrom_": yield_from_for(self),
+            "_star_": self.star,
             "_unpack_sequence_": self.unpack_sequence,
             "_apply_": self.apply,
             "_inplacevar_": self.inplace,

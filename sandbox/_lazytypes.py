@@ -19,6 +19,7 @@ from sandbox._classes import SHOWN_TYPES, SIZE_GUARDS
 from sandbox._signals import forbid
 
 if TYPE_CHECKING:
+    import types
     from collections.abc import Callable, Iterator
 
     from sandbox._guards import Guards
@@ -91,7 +92,7 @@ def _running_guards(cls: type) -> Guards:
 
     Usually the caller; a guard of the run's (`_apply_` of `zip(*rows)`) or a C caller passes its caller's.
     """
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         guards: Guards | None = frame.f_builtins.get(SIZE_GUARDS)
         if guards is not None:

@@ -15,7 +15,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from sandbox._lazytypes import LAZY_TYPES, is_ticking, ticking_as
-from sandbox._sizes import range_length
+from sandbox._sizes_growth import range_length
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator

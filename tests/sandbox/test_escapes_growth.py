@@ -7,7 +7,7 @@ The refusal names the size it would have reached and the limit.
 
 from __future__ import annotations
 
-from redteam_kit import case, limit, names_are_unique, raised, runs
+from redteam_kit import Value, case, limit, names_are_unique, raised, runs
 
 from sandbox import Limits
 
@@ -19,6 +19,8 @@ LONG = Limits(timeout=30.0, operations=10_000_000, max_size=1_000_000)
 """Enough operations to pull a million items one tick at a time; the wall clock is far away."""
 
 
+GREW = limit("memory", "this would create a string of length of about", "MemoryError")
+"""A transform's result measured past the cap (its size is where the measuring stopped)."""
 BUDGET_SPENT = limit("timeout", "the code used its whole operation budget (an endless loop?)")
 
 
@@ -121,6 +123,120 @@ CASES = [
         "set_union_of_a_range",
         f"x = set().union([1], range(2_000_000))\n{BUILT}",
         sized("a collection of length of about 2,000,001"),
+    ),
+    # -- a replacement made at every (empty) match ---------------------------------------------------------------
+    *(
+        case(
+            f"re_{what}_inserts_past_the_cap",
+            f"import re\ns = 'x' * 1000\nx = {call}\n{BUILT}",
+            sized(f"a string of length of about {size}"),
+        )
+        for what, call, size in (
+            ("subn", "re.subn('', '#' * 2000, s)[0]", "1,001,000"),
+            ("compiled_sub", "re.compile('x*?').sub('#' * 2000, s)", "1,001,000"),
+            ("sub_with_group_references", r"re.sub('(x*)', r'\1\1' * 300, 'x' * 2000)", "1,203,200"),
+        )
+    ),
+    # -- unpacking a range (or a collection) into a display or a call -------------------------------------------
+    *(
+        case(
+            f"star_unpacking_{what}",
+            f"x = range(2_000_000)\ny = {code}\n{BUILT}",
+            sized("a collection of length of about 2,000,000"),
+        )
+        for what, code in (
+            ("into_a_tuple", "(*x,)"),
+            ("into_a_set", "{*x}"),
+            ("into_a_call", "max(*x)"),
+        )
+    ),
+    case(
+        "star_unpacking_doubles_at_most_once",
+        f"x = [*range(600_000), *range(600_000)]\ny = [*x, *x]\n{BUILT}",
+        sized("a collection of length of about 1,200,000"),
+    ),
+    # -- methods that make as much as asked: extendable hashes, date formats ----------------------------------------
+    *(
+        case(
+            f"hashlib_{name}_{method}_of_a_huge_{'keyword' if '=' in call else 'length'}",
+            f"import hashlib\nx = hashlib.new('{name}').{method}({call})\n{BUILT}",
+            sized(f"bytes of length of about {size}"),
+        )
+        for name in ("shake_128", "shake_256")
+        for method, call, size in (
+            ("digest", "2_000_000", "2,000,000"),
+            ("hexdigest", "600_000", "1,200,000"),
+            ("digest", "length=2_000_000", "2,000,000"),
+        )
+    ),
+    case(
+        "hashlib_digest_length_from_a_lying_index",
+        "class N:\n    n = 0\n    def __index__(self):\n        N.n += 1\n        return 8 if N.n == 1 else 2_000_000\n"
+        "import hashlib\nreturn len(hashlib.new('shake_128').digest(N()))",
+        Value(8),
+    ),
+    *(
+        case(
+            f"strftime_{what}_expands_past_the_cap",
+            f"import datetime, time\nf = '%c' * 20_000\nx = {call}\n{BUILT}",
+            sized("a string of length of about 2,040,000"),
+        )
+        for what, call in (
+            ("time", "time.strftime(f)"),
+            ("time_with_a_struct", "time.strftime(f, time.gmtime(0))"),
+            ("date", "datetime.date(2020, 1, 2).strftime(f)"),
+            ("datetime_unbound", "datetime.datetime.strftime(datetime.datetime(2020, 1, 2), f)"),
+            ("datetime_keyword", "datetime.datetime(2020, 1, 2).strftime(format=f)"),
+            ("time_of_day", "datetime.time(1, 2).strftime(f)"),
+            ("format", "format(datetime.date(2020, 1, 2), f)"),
+            ("an_f_string", 'f"{datetime.date(2020, 1, 2):{f}}"'),
+        )
+    ),
+    case(
+        "strftime_keeps_its_values",
+        """
+        import datetime, time
+        d = datetime.datetime(2020, 1, 2, 3, 4, 5)
+        day = datetime.date(2021, 5, 6)
+        return [d.strftime('%Y-%m-%d %H:%M'), time.strftime('%Y', time.gmtime(0)), day.strftime('%d/%m'), f"{day:%b}"]
+        """,
+        Value(["2020-01-02 03:04", "1970", "06/05", "May"]),
+    ),
+    # -- transforms that make their input many times longer, applied a few times --------------------------------
+    *(
+        case(
+            f"{what}_grows_a_string_past_the_cap",
+            f"{setup}\ns = {start}\nfor i in range(8):\n    s = {step}\nx = s\n{BUILT}",
+            GREW,
+        )
+        for what, setup, start, step in (
+            ("repr", "", "'\\\\' * 100_000", "repr(s)"),
+            ("repr_of_bytes", "", "b'\\\\' * 100_000", "repr(s).encode()"),
+            ("ascii", "", "chr(0x1F600) * 100_000", "ascii(s)"),
+            ("an_f_string_conversion", "", "'\\\\' * 100_000", 'f"{s!r}"'),
+            ("an_f_string_ascii_conversion", "", "'\\\\' * 100_000", 'f"<{s!a:>3}>"'),
+            ("str_format_conversion", "", "'\\\\' * 100_000", "'{!r}'.format(s)"),
+            ("json_dumps", "import json", "'\\\\' * 100_000", "json.dumps(s)"),
+            (
+                "json_dumps_non_ascii",
+                "import json",
+                "chr(0x1F600) * 100_000",
+                "json.dumps(s).encode().decode('unicode_escape')",
+            ),
+            ("nfkd", "import unicodedata", "chr(0xFDFA) * 60_000", "unicodedata.normalize('NFKD', s)"),
+            ("quote", "import urllib.parse", "'%' * 100_000", "urllib.parse.quote(s)"),
+            ("quote_plus", "import urllib.parse", "chr(0x1F600) * 30_000", "urllib.parse.quote_plus(s)"),
+        )
+    ),
+    case(
+        "json_dumps_indent_past_the_cap",
+        f"import json\nx = json.dumps([[[1]]], indent=500_000)\n{BUILT}",
+        GREW,
+    ),
+    case(
+        "json_dumps_indent_of_many_items_past_the_cap",
+        f"import json\nx = json.dumps([[0] * 1000] * 200, indent=' ' * 10)\n{BUILT}",
+        GREW,
     ),
     # -- iteration no loop of the code's ticks: a C consumer driving `yield from` ---------------------------------
     *(

@@ -2059,6 +2059,53 @@ CASES = [
         """,
     ),
     case(
+        "text_transforms_and_date_formats",
+        """
+        import datetime
+        import hashlib
+        import json
+        import time
+        import unicodedata
+        import urllib.parse
+
+        s = "a" + chr(92) + "b" + chr(39) + chr(34) + "é" + chr(0x1F600) + chr(7)
+        print(repr(s), ascii(s), f"{s!r}", f"{s!a:>30}", "{!r} {!a}".format(b"x", s), repr(bytearray(b"'")))
+        print(repr(chr(39)), repr(chr(39) * 3 + chr(34)), ascii(b"\\xff"), f"{[s]!r}", repr(s * 50000)[-20:])
+        print(json.dumps(s), json.dumps(s, ensure_ascii=False), json.dumps([1, {"a": [2]}], indent=2))
+        print(json.dumps({"k": [1, 2]}, indent="--"), json.dumps("x", indent=4), len(json.dumps(s * 50000)))
+        print(unicodedata.normalize("NFKD", "ﬁé"), unicodedata.normalize("NFC", "e" + chr(0x301)), len(s * 50000))
+        print(urllib.parse.quote("a b/é"), urllib.parse.quote_plus("a b&c"), urllib.parse.quote(b"x y", safe=""))
+        d = datetime.datetime(2020, 1, 2, 3, 4, 5)
+        print(d.strftime("%Y-%m-%d %H:%M"), time.strftime("%Y", time.gmtime(0)), f"{d:%b %d}", format(d.date(), "%A"))
+        print(datetime.datetime.strftime(d, "%S"), datetime.time(1, 2).strftime(format="%H-%M"), "{:%y}".format(d))
+        print(hashlib.new("shake_128", b"x").hexdigest(4), len(hashlib.new("shake_256").digest(length=7)))
+        import re
+
+        p = re.compile(r"(\\w)(\\d)")
+        print(re.sub("", "-", "abc"), re.subn("b*", "+", "abc", count=2), p.sub(r"\\2\\1", "a1 b2"), p.subn("#", "a1"))
+        print(re.sub("x", lambda m: m.group(0).upper(), "axbx"), re.sub(b"a", b"-", b"cab"), p.sub(r"\\g<1>", "c3"))
+        try:
+            unicodedata.normalize("XX", "a")
+        except ValueError as e:
+            print("ValueError", e)
+        [repr(s), ascii(s), json.dumps(s)]
+        """,
+    ),
+    case(
+        "star_unpacking_everywhere",
+        """
+        r = range(3)
+        a = [*r, *"ab"]
+        t = (*r,)
+        s = {*r, *[5]}
+        first, *rest = [*a]
+        def f(*args, **kwargs):
+            return args, kwargs
+        print(a, t, s, first, rest, f(*r, *t, x=1), max(*r), [*{1: 2}], [*(i for i in r)], print(*r, sep="-"))
+        [a, f(*a, **{"k": [*r]})]
+        """,
+    ),
+    case(
         "growing_methods_and_itertools_copies",
         """
         import collections
