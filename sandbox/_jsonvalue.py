@@ -66,6 +66,9 @@ def to_json(
 
 def _convert(root: str, value: object, max_depth: int, max_int_bits: int, *, strict: bool) -> JsonValue:
     """Convert without naming where each value sits; only if that fails, again with names, for the message."""
+    flat = _flat_copy(value, max_depth, max_int_bits)
+    if flat is not None:
+        return flat
     try:
         return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=False).value(
             value, root, max_depth
@@ -73,6 +76,34 @@ def _convert(root: str, value: object, max_depth: int, max_int_bits: int, *, str
     except NotJsonError:
         pass  # the same walk again names the place: it reads plain data only, so it fails in the same place
     return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=True).value(value, root, max_depth)
+
+
+def _flat_copy(value: object, max_depth: int, max_int_bits: int) -> list[JsonValue] | dict[str, JsonValue] | None:
+    """A copy of an exact list or dict of exact JSON scalars (most calls' arguments), as the walk makes it; else None.
+
+    Only the exact types are read, so no method of the code's runs; anything else is left to the walk.
+    """
+    kind = type(value)
+    data: Any = value
+    if (kind is not list and kind is not dict) or max_depth < 1 or len(data) >= MAX_NODES:
+        return None
+    if kind is dict and not all(type(key) is str for key in dict.keys(data)):
+        return None
+    low, high = _INT_BOUNDS if max_int_bits == MAX_INT_BITS else (-(1 << max_int_bits), 1 << max_int_bits)
+    for item in dict.values(data) if kind is dict else data:
+        item_kind = type(item)
+        if item_kind is str or item_kind is bool or item is None:
+            continue
+        if item_kind is int and low < item < high:  # at most `max_int_bits` bits
+            continue
+        if item_kind is float and math.isfinite(item):
+            continue
+        return None
+    return dict(data) if kind is dict else list(data)
+
+
+_INT_BOUNDS = (-(1 << MAX_INT_BITS), 1 << MAX_INT_BITS)
+"""The ints of at most `MAX_INT_BITS` bits lie strictly between these (made once: each is a 1.3 KB int)."""
 
 
 def json_size(value: JsonValue, limit: int, *, utf8: bool = False) -> int | None:

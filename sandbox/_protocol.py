@@ -11,8 +11,13 @@ it, and the host answers one it receives with an error, never with the functions
 from __future__ import annotations
 
 import json
+import json.decoder
+import json.encoder
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 64 * 1024 * 1024
@@ -32,7 +37,7 @@ class FrameTooLargeError(ProtocolError):
 
 def encode(message: dict[str, Any]) -> bytes:
     """One frame holding `message`; `FrameTooLargeError` if it is over the limit."""
-    payload = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    payload = _dumps(message).encode("utf-8", "surrogatepass")
     if len(payload) > MAX_FRAME:
         raise FrameTooLargeError(len(payload))
     return HEADER.pack(len(payload)) + payload
@@ -40,16 +45,16 @@ def encode(message: dict[str, Any]) -> bytes:
 
 def encode_with_text(message: dict[str, Any], key: str, text: str) -> bytes:
     """One frame holding `message` and `key` set to `text`, a JSON text `json.dumps` wrote, put in as it is."""
-    head = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    head = _dumps(message)
     payload = f'{head[:-1]},"{key}":{text}}}'.encode("utf-8", "surrogatepass")
     if len(payload) > MAX_FRAME:
         raise FrameTooLargeError(len(payload))
     return HEADER.pack(len(payload)) + payload
 
 
-def frame_size(header: bytes | bytearray) -> int:
-    """The payload size announced by a frame header."""
-    (size,) = HEADER.unpack(header)
+def frame_size(header: bytes | bytearray, offset: int = 0) -> int:
+    """The payload size announced by the frame header at `offset`."""
+    (size,) = HEADER.unpack_from(header, offset)
     if size > MAX_FRAME:
         raise FrameTooLargeError(size)
     return int(size)
@@ -65,12 +70,40 @@ def decode(payload: bytes | bytearray, *, max_values: int | None = None) -> dict
     if max_values is not None and _pieces(payload) > max_values and _more_outside_strings(payload, max_values):
         raise ProtocolError(f"a frame of more than {max_values:,} values")
     try:
-        message = json.loads(payload.decode("utf-8", "surrogatepass"))
+        message = _loads(payload.decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError) as error:  # bad UTF-8, bad JSON, an int too long, nesting too deep
         raise ProtocolError(f"a frame is not valid JSON: {type(error).__name__}") from None
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
         raise ProtocolError("a frame must hold a JSON object with a string 't'")
     return message
+
+
+def _dumps(message: dict[str, Any]) -> str:
+    """`json.dumps(message, separators=(",", ":"), ensure_ascii=False)`, without making an encoder per frame."""
+    if _make_encoder is None:  # no C accelerator: the pure-Python encoder, made once
+        return _ENCODER.encode(message)
+    # What `JSONEncoder.encode` makes per call, minus its Python layers; `{}`: a fresh circular-reference check.
+    chunks = _make_encoder({}, _ENCODER.default, _ENCODE_TEXT, None, ":", ",", False, False, True)(message, 0)
+    return chunks[0] if len(chunks) == 1 else "".join(chunks)
+
+
+def _loads(text: str) -> Any:
+    """`json.loads(text)`: one scan for a frame that is one JSON value and nothing else, the full decoder otherwise."""
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:  # no value at the start (whitespace, a byte-order mark, bad JSON): the decoder says why
+        return json.loads(text)
+    if end != len(text):  # whitespace or more data after the value: likewise
+        return json.loads(text)
+    return value
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_make_encoder: Callable[..., Callable[[object, int], list[str]]] | None
+_make_encoder = json.encoder.c_make_encoder  # type: ignore[attr-defined]  # the C accelerator, absent from the stubs
+_ENCODE_TEXT = json.encoder.encode_basestring
+_scan: Callable[[str, int], tuple[Any, int]]
+_scan = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # what `json.loads` scans with
 
 
 def _pieces(text: bytes | bytearray) -> int:

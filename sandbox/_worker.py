@@ -18,6 +18,7 @@ import os
 import resource
 import select
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from sandbox._confine import Confinement
@@ -32,6 +33,8 @@ from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sandbox._confine import Layer
     from sandbox._hostcall import Bridge, Call
     from sandbox._jsonvalue import JsonValue
@@ -117,6 +120,14 @@ class Worker:
         """Done when the host closes the pipe or says `exit`; failed when it sends a malformed frame."""
         self.poller = select.poll()
         self.poller.register(inbound, select.POLLIN)
+        self.awaiting_run = False
+        """Whether the last run's task is blocked on the pipe for the next `run` frame (`take_run`)."""
+        self.next_run: dict[str, Any] | None = None
+        """A `run` frame read while `awaiting_run`: the waiting task runs it."""
+        self.limits: tuple[object, Limits] = ({}, Limits())
+        """The last run's limits, as sent and as read: most runs send the same ones."""
+        self.loop_queues: tuple[collections.deque[Any], list[Any]] | None = None
+        """The event loop's ready callbacks and timers, when it is the stock loop (`wait_here` looks at them)."""
 
     def send(self, message: dict[str, Any]) -> None:
         """Write one frame (blocking: the host reads all the time a run lasts, and nothing is sent between runs)."""
@@ -158,7 +169,7 @@ class Worker:
             if len(self.pending) == 1 and not self.outbox:  # the only call out: send it, wait right here
                 self.write(frame)
                 del frame
-                self.wait_here(future)
+                self.wait_here(future.done)
             else:
                 self.post(frame)
                 del frame
@@ -183,52 +194,67 @@ class Worker:
             frames, self.outbox = self.outbox, []
             self.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
-    def wait_here(self, future: asyncio.Future[Any]) -> None:
-        """Block on the pipe for a reply while the loop has nothing else to run: one wake-up instead of three.
+    def wait_here(self, done: Callable[[], bool]) -> None:
+        """Block on the pipe until `done()` while the loop has nothing else to run: one wake-up instead of three.
 
         It stops as soon as a callback is ready (a frame woke another task) or the loop's next timer (the run's
-        timeout, a sleep) is due, and leaves the rest to the loop, which reads the same buffer.
+        timeout, a sleep, a callback a past run left) is due, and leaves the rest to the loop, which reads the
+        same buffer.
         """
-        loop = asyncio.get_running_loop()
-        ready, timers = getattr(loop, "_ready", None), getattr(loop, "_scheduled", None)
-        if not isinstance(ready, collections.deque) or not isinstance(timers, list):
+        if self.loop_queues is None:
             return  # not the stock event loop: wait the ordinary way
-        while not future.done() and not ready and self.finished is not None and not self.finished.done():
-            timeout = math.ceil((timers[0].when() - loop.time()) * 1000) if timers else _MAX_BLOCK_MS
-            if timeout <= 0 or not self.poller.poll(min(timeout, _MAX_BLOCK_MS)):
+        ready, timers = self.loop_queues
+        finished = self.finished
+        while not done() and not ready and finished is not None and not finished.done():
+            if timers:
+                timeout = math.ceil((timers[0].when() - time.monotonic()) * 1000)  # the loop's clock
+                if timeout <= 0:
+                    return
+            else:
+                timeout = _MAX_BLOCK_MS
+            if not self.poller.poll(min(timeout, _MAX_BLOCK_MS)):
                 return
             self.readable()
 
     def readable(self) -> None:
         """Read what the host sent and handle each whole frame (the loop calls this when the pipe is readable)."""
         try:
-            data = os.read(self.inbound, _READ_SIZE)
+            data: bytes | bytearray = os.read(self.inbound, _READ_SIZE)
         except BlockingIOError:
             return  # already read by `wait_here`
-        if self.finished is None or self.finished.done():
+        finished = self.finished
+        if finished is None or finished.done():
             return
         if not data:
-            self.finished.set_result(None)
+            finished.set_result(None)
             return
-        buffer = self.buffer
-        buffer += data
+        if self.buffer:
+            self.buffer += data
+            data, self.buffer = self.buffer, bytearray()
+        start, size = 0, len(data)
         try:
-            while len(buffer) >= HEADER.size:
-                end = HEADER.size + frame_size(buffer[: HEADER.size])
-                if len(buffer) < end:
+            while size - start >= HEADER.size:  # most reads hold one whole frame: it is decoded from them as they are
+                end = start + HEADER.size + frame_size(data, start)
+                if end > size:
                     break
-                message = decode(buffer[HEADER.size : end])
-                del buffer[:end]
+                message = decode(data[start + HEADER.size : end])
+                start = end
                 self.handle(message)
-                if self.finished.done():
+                if finished.done():
                     return
         except ProtocolError as error:
-            self.finished.set_exception(error)
+            finished.set_exception(error)
+            return
+        if start < size:
+            self.buffer = bytearray(data[start:])
 
     def handle(self, message: dict[str, Any]) -> None:
         """One frame from the host."""
         if message["t"] == "run":
-            self.run_task = asyncio.create_task(self.run(message))
+            if self.awaiting_run:
+                self.next_run = message
+            else:
+                self.run_task = asyncio.create_task(self.runs(message))
         elif message["t"] == "result":
             future = self.pending.get(int(message["id"]))
             if future is not None and not future.done():
@@ -239,12 +265,39 @@ class Worker:
         else:
             self.other(message)
 
+    async def runs(self, message: dict[str, Any]) -> None:
+        """Run `message`, then each `run` frame that comes while the loop has nothing else to do, in this task.
+
+        A worker used run after run then takes each `run` frame straight from the pipe, with no turn of the loop;
+        whatever a run left (a callback, a timer) ends the wait, and the next run comes through the loop instead.
+        """
+        next_run: dict[str, Any] | None = message
+        while next_run is not None:
+            await self.run(next_run)
+            next_run = self.take_run()
+
+    def take_run(self) -> dict[str, Any] | None:
+        """The next `run` frame if it comes while the loop has nothing else to do (`wait_here`); else None."""
+        self.awaiting_run = True
+        try:
+            self.wait_here(self.has_next_run)
+        finally:
+            self.awaiting_run = False
+        message, self.next_run = self.next_run, None
+        return message if self.finished is not None and not self.finished.done() else None
+
+    def has_next_run(self) -> bool:
+        """Whether a `run` frame is waiting for the task that asked for it."""
+        return self.next_run is not None
+
     async def run(self, message: dict[str, Any]) -> None:
         """Run one piece of code and send its result."""
         run_id = message.get("run")
         self.current_run = run_id
         try:
-            limits = Limits.from_json(message["limits"])
+            if message["limits"] != self.limits[0]:
+                self.limits = (message["limits"], Limits.from_json(message["limits"]))
+            limits = self.limits[1]
             self.memory.limit_run(limits.memory, limits.timeout)
             result = await run_code(
                 message["code"],
@@ -273,6 +326,9 @@ class Worker:
     async def serve(self) -> None:
         """Read frames until the host closes the pipe."""
         loop = asyncio.get_running_loop()
+        ready, timers = getattr(loop, "_ready", None), getattr(loop, "_scheduled", None)
+        if isinstance(ready, collections.deque) and isinstance(timers, list):
+            self.loop_queues = (ready, timers)
         os.set_blocking(self.inbound, False)
         self.finished = loop.create_future()
         loop.add_reader(self.inbound, self.readable)

@@ -1,0 +1,105 @@
+"""The worker's own work per run and per call: `run` frames taken straight from the pipe, frames read in pieces.
+
+A worker used run after run takes each `run` frame in the task of the run before, with no turn of its event loop,
+as long as that loop has nothing else to do; a callback or timer a run left sends the next run through the loop.
+Each test runs a real worker process (`COUNTING`: the pool's worker, its `Worker.run` wrapped to say which task
+ran it, for code starting `#counting`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+import anyio
+
+from sandbox import Limits, Sandbox
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+COUNTING = r"""
+import asyncio
+from sandbox import _worker
+
+class Counting(_worker.Worker):
+    tasks = []
+    fired = []
+
+    async def run(self, message):
+        Counting.tasks.append(asyncio.current_task())  # held, so no two tasks share an id
+        code = message["code"]
+        if not code.startswith("#counting "):
+            return await super().run(message)
+        run_id = self.current_run = message["run"]
+        what = code.split()[1]
+        if what == "timer":  # what a run can leave behind: a callback due after the run's end
+            asyncio.get_running_loop().call_later(0.01, Counting.fired.append, True)
+            value = "left"
+        elif what == "tasks":
+            value = len(set(map(id, Counting.tasks)))
+        else:
+            value = bool(Counting.fired)
+        self.end_run()
+        self.send({"t": "done", "run": run_id, "result": {"value": value}})
+
+_worker.main(Counting)
+"""
+
+
+@contextlib.asynccontextmanager
+async def counting(limits: Limits | None = None) -> AsyncIterator[Sandbox]:
+    """A one-worker process sandbox whose worker runs `COUNTING`."""
+    sandbox = Sandbox(isolation="process", workers=1, limits=limits or Limits(timeout=5.0))
+    assert sandbox._pool is not None
+    sandbox._pool.entry = ("-c", COUNTING)
+    async with sandbox:
+        yield sandbox
+
+
+async def test_runs_one_after_another_are_taken_by_one_task_of_the_worker() -> None:
+    """Ten runs in a row, host calls among them, each with its own result: one task of the worker ran them all."""
+
+    def echo(value: int) -> int:
+        return value
+
+    async with counting() as sb:
+        values = [(await sb.run(f"return {i} + await echo({i})", functions={"echo": echo})).value for i in range(5)]
+        values += [(await sb.run(f"return {i}")).value for i in range(5, 10)]
+        assert values == [0, 2, 4, 6, 8, 5, 6, 7, 8, 9]
+        assert (await sb.run("#counting tasks")).value == 1
+
+
+async def test_a_timer_a_run_left_still_fires_between_runs_and_the_next_run_comes_through_the_loop() -> None:
+    """A callback due 10 ms after its run ran before the next run, which the event loop started in a new task."""
+    async with counting() as sb:
+        assert (await sb.run("#counting timer")).value == "left"
+        await anyio.sleep(0.3)
+        assert (await sb.run("#counting fired")).value is True
+        assert (await sb.run("#counting tasks")).value == 2
+
+
+async def test_each_run_gets_its_own_limits_when_they_change_from_run_to_run() -> None:
+    """Limits that change between runs on one worker apply to each run as sent (the worker keeps the last ones)."""
+    loop = "n = 0\nfor i in range(10_000):\n    n += i\nreturn n"
+    async with counting() as sb:
+        tight, loose = Limits(timeout=5.0, operations=1_000), Limits(timeout=5.0)
+        outcomes = []
+        for limits in (tight, loose, tight, tight, loose):
+            result = await sb.run(loop, limits=limits)
+            outcomes.append(result.error.message if result.error else result.value)
+        spent = "the code used its whole operation budget (an endless loop?); do less work per run (line 2)"
+        assert outcomes == [spent, 49_995_000, spent, spent, 49_995_000]
+
+
+async def test_a_run_frame_and_a_reply_larger_than_the_pipe_arrive_whole() -> None:
+    """A 200 KB run frame and a 1 MB reply reach the worker in several reads and are put back together."""
+
+    def blob(size: int) -> str:
+        return "x" * size
+
+    code = f"s = {'y' * 200_000!r}\nreturn [len(s), len(await blob(1_000_000))]"
+    async with counting(Limits(timeout=5.0, source=300_000)) as sb:
+        result = await sb.run(code, functions={"blob": blob})
+        assert (result.value, result.error) == ([200_000, 1_000_000], None)
+        assert (await sb.run("return 1")).value == 1
