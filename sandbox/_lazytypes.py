@@ -3,23 +3,21 @@
 The run's `iter`, `reversed` and itertools' iterators are `itertools.compress` objects that take a tick per item;
 each is made as a subclass named after the iterator it wraps (`list_iterator`, `count`), so `type(it).__name__`
 reads as in CPython, and that class cannot be called: the real `compress` would make an iterator that never
-ticks. `map`, `filter`, `zip`, `enumerate` and `reversed` are classes, as in CPython, whose calls build the
-ticking iterator of the run calling (found in its builtins, as the size-checked collections find theirs), and
-which answer `isinstance` and `type(x) is map` like the real ones. Apart from `sandbox._ticking` because these
-are types, made once for every run, where that module builds each run's functions.
+ticks. A run's `map`, `filter`, `zip`, `enumerate` and `reversed` are its own objects (they pull through its
+budget) that answer `isinstance(x, map)` like the classes, and `type(m)` of a real `map` is a class of that name
+that cannot be called: the real one would make a `map` that never ticks. Apart from `sandbox._ticking` because
+these are types, made once for every run, where that module builds each run's functions.
 """
 
 from __future__ import annotations
 
 import itertools
-import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from sandbox._classes import SHOWN_TYPES, SIZE_GUARDS
+from sandbox._classes import SHOWN_TYPES, SafeType
 from sandbox._signals import forbid
 
 if TYPE_CHECKING:
-    import types
     from collections.abc import Callable, Iterator
 
     from sandbox._guards import Guards
@@ -62,43 +60,63 @@ def is_ticking(obj: object) -> bool:
 
 
 class _LazyType(type):
-    """`map`, `filter`, `zip`, `enumerate`, `reversed` as the code knows them: a call gives a ticking one."""
+    """What `type(m)` answers for a real `map` (`filter`, ...): named and `isinstance`-able, never callable.
+
+    Calling the real class would make one that never ticks; the run's own `map` is the one to call.
+    """
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> _LazyType:
-        base = next(b for b in bases if isinstance(b, _LazyType))
-        raise TypeError(f"`{base.__name__}` cannot be subclassed in the sandbox; wrap it in a class of yours")
+        raise TypeError(f"`{bases[0].__name__}` cannot be subclassed in the sandbox; wrap it in a class of yours")
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        return _MAKERS[cls](_running_guards(cls), *args, **kwargs)
+    def __call__(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        forbid(f"`type(x)(...)` cannot make a {cls.__name__!r} in the sandbox; call `{cls.__name__}(...)`")
 
     def __instancecheck__(cls, instance: Any) -> bool:
-        real = _REAL[cls]
-        return isinstance(instance, real) or issubclass(_WRAPPED.get(type(instance), type(None)), real)
+        return _is_instance(instance, _REAL[cls])
 
     def __subclasscheck__(cls, subclass: Any) -> bool:
-        if isinstance(subclass, type):
-            subclass = _REAL.get(subclass) or _WRAPPED.get(subclass) or subclass
-        return issubclass(subclass, _REAL[cls])
-
-    def __getattr__(cls, name: str) -> Any:
-        return getattr(_REAL[cls], name)
+        return _is_subclass(subclass, _REAL[cls])
 
     def __repr__(cls) -> str:
         return repr(_REAL[cls])
 
 
-def _running_guards(cls: type) -> Guards:
-    """The guards of the run whose code is calling: the nearest frame with the run's builtins.
+class _Lazy:
+    """One run's `map` (`filter`, `zip`, `enumerate`, `reversed`): a call gives a ticking one of its run.
 
-    Usually the caller; a guard of the run's (`_apply_` of `zip(*rows)`) or a C caller passes its caller's.
+    It answers `isinstance(x, map)` and `issubclass` as the class does; `type(map)` is the sandbox's `type`.
     """
-    frame: types.FrameType | None = sys._getframe(2)
-    while frame is not None:
-        guards: Guards | None = frame.f_builtins.get(SIZE_GUARDS)
-        if guards is not None:
-            return guards
-        frame = frame.f_back
-    forbid(f"`{cls.__name__}` is called outside the run that has it; call it while the run is going")
+
+    def __init__(self, real: type, make: Callable[..., Any], guards: Guards) -> None:
+        self._real, self._make, self._guards = real, make, guards
+        self.__name__ = self.__qualname__ = real.__name__
+        self.__doc__ = real.__doc__
+        self.__module__ = "builtins"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._make(self._guards, *args, **kwargs)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return _is_instance(instance, self._real)
+
+    def __subclasscheck__(self, subclass: Any) -> bool:
+        return _is_subclass(subclass, self._real)
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> NoReturn:
+        raise TypeError(f"`{self.__name__}` cannot be subclassed in the sandbox; wrap it in a class of yours")
+
+    def __repr__(self) -> str:
+        return repr(self._real)
+
+
+def _is_instance(instance: Any, real: type) -> bool:
+    return isinstance(instance, real) or issubclass(_WRAPPED.get(type(instance), type(None)), real)
+
+
+def _is_subclass(subclass: Any, real: type) -> bool:
+    if isinstance(subclass, type):
+        subclass = _REAL.get(subclass) or _WRAPPED.get(subclass) or subclass
+    return issubclass(subclass, real)
 
 
 def _map(guards: Guards, *args: Any) -> Any:
@@ -129,12 +147,15 @@ def _reversed(guards: Guards, *args: Any, **kwargs: Any) -> Any:
     return ticking_as(reversed(*args, **kwargs), guards.ticks)
 
 
-_MAKERS: dict[type, Callable[..., Any]] = {}
+_MAKERS: Final = ((map, _map), (filter, _filter), (zip, _zip), (enumerate, _enumerate), (reversed, _reversed))
 _REAL: dict[type, type] = {}
-for _real, _maker in ((map, _map), (filter, _filter), (zip, _zip), (enumerate, _enumerate), (reversed, _reversed)):
-    _lazy = type.__new__(_LazyType, _real.__name__, (), {"__module__": "builtins", "__doc__": _real.__doc__})
-    _MAKERS[_lazy], _REAL[_lazy], SHOWN_TYPES[_real] = _maker, _real, _lazy
-SHOWN_TYPES[_named(type(reversed("")))] = SHOWN_TYPES[reversed]  # `type(reversed("ab")) is reversed`
+for _real, _ in _MAKERS:
+    _shown = type.__new__(_LazyType, _real.__name__, (), {"__module__": "builtins", "__doc__": _real.__doc__})
+    _REAL[_shown], SHOWN_TYPES[_real] = _real, _shown
+SHOWN_TYPES[_named(reversed)] = SHOWN_TYPES[reversed]  # `reversed("ab")`: a ticking one named `reversed`
+SHOWN_TYPES[_Lazy] = SafeType  # `type(map)` is `type`, and `type(map)(...)` makes a class, not a `_Lazy`
 
-LAZY_TYPES: dict[str, type] = {real.__name__: lazy for lazy, real in _REAL.items()}
-"""The run's `map`, `filter`, `zip`, `enumerate` and `reversed`, the same for every run."""
+
+def lazy_builtins(guards: Guards) -> dict[str, Any]:
+    """The run's `map`, `filter`, `zip`, `enumerate` and `reversed`."""
+    return {real.__name__: _Lazy(real, make, guards) for real, make in _MAKERS}

@@ -14,7 +14,7 @@ import operator
 import types
 from typing import TYPE_CHECKING, Any
 
-from sandbox._lazytypes import LAZY_TYPES, is_ticking, ticking_as
+from sandbox._lazytypes import is_ticking, lazy_builtins, ticking_as
 from sandbox._sizes_growth import range_length
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def ticking_builtins(guards: Guards) -> dict[str, Any]:
     }
     for name, function in made.items():
         function.__name__ = function.__qualname__ = name
-    return made | LAZY_TYPES
+    return made | lazy_builtins(guards)
 
 
 class _Chain:

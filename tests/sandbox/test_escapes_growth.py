@@ -7,7 +7,7 @@ The refusal names the size it would have reached and the limit.
 
 from __future__ import annotations
 
-from redteam_kit import Value, case, limit, names_are_unique, raised, runs
+from redteam_kit import Value, case, guard, limit, names_are_unique, raised, runs
 
 from sandbox import Limits
 
@@ -27,6 +27,11 @@ BUDGET_SPENT = limit("timeout", "the code used its whole operation budget (an en
 def raised_type(name: str) -> object:
     """The ticking iterator's class refused to make one (as CPython refuses for its iterator types)."""
     return raised("TypeError", f"cannot create '{name}' instances")
+
+
+def not_made(name: str) -> object:
+    """The class `type(x)` answers for a run's lazy builtin refused to make an unticked one."""
+    return guard(f"`type(x)(...)` cannot make a {name!r} in the sandbox; call `{name}(...)`")
 
 
 def sized(what: str) -> object:
@@ -62,6 +67,40 @@ CASES = [
         "import itertools\nit = itertools.product(iter(range(2_000_000)))\nx = range(2_000_000)\n" + BUILT,
         sized("a collection of length of about 1,000,001"),
         limits=LONG,
+    ),
+    # -- a collection built from a lazy iterable that gives more than the cap ---------------------------------
+    *(
+        case(
+            f"{kind}_of_an_endless_iterator",
+            f"import collections, itertools\nx = {kind}(itertools.count())\n{BUILT}",
+            sized("a collection of length of about 1,000,001"),
+            limits=LONG,
+        )
+        for kind in ("list", "tuple", "set", "frozenset", "sorted", "collections.deque", "collections.Counter")
+    ),
+    case(
+        "list_of_a_long_generator",
+        f"def g():\n    while True:\n        yield 0\nx = list(g())\n{BUILT}",
+        sized("a collection of length of about 1,000,001"),
+        limits=LONG,
+    ),
+    case(
+        "bytes_of_an_endless_iterator",
+        f"import itertools\nx = bytes(itertools.repeat(0))\n{BUILT}",
+        sized("a collection of length of about 1,000,001"),
+        limits=LONG,
+    ),
+    case(
+        "deque_with_a_small_maxlen_consumes_an_iterator",
+        "import collections, itertools\nit = itertools.islice(itertools.count(), 1_500_000)\n"
+        "return list(collections.deque(it, maxlen=2))",
+        Value([1_499_998, 1_499_999]),
+        limits=LONG,
+    ),
+    case(
+        "deque_with_a_small_maxlen_of_a_huge_range",
+        f"import collections\nx = range(2_000_000)\nd = collections.deque(x, maxlen=2)\n{BUILT}",
+        sized("a collection of length of about 2,000,000"),
     ),
     # -- growing methods: one call adds a whole range (or a sized collection) -----------------------------------
     case(
@@ -272,18 +311,21 @@ CASES = [
         )
         for what, made, args, expected in (
             ("iter", "iter([])", "range(3_000_000), range(1, 3_000_000)", raised_type("list_iterator")),
-            ("reversed", "reversed('ab')", "range(3_000_000)", BUDGET_SPENT),
+            ("reversed", "reversed('ab')", "range(3_000_000)", not_made("reversed")),
             ("itertools_count", "itertools.count()", "range(3_000_000), range(1, 3_000_000)", raised_type("count")),
-            ("map", "map(abs, [])", "abs, range(3_000_000)", BUDGET_SPENT),
-            ("filter", "filter(None, [])", "None, range(1, 3_000_000)", BUDGET_SPENT),
-            ("zip", "zip()", "range(3_000_000)", BUDGET_SPENT),
-            ("enumerate", "enumerate([])", "range(3_000_000)", BUDGET_SPENT),
+            ("map", "map(abs, [])", "abs, range(3_000_000)", not_made("map")),
+            ("filter", "filter(None, [])", "None, range(1, 3_000_000)", not_made("filter")),
+            ("zip", "zip()", "range(3_000_000)", not_made("zip")),
+            ("enumerate", "enumerate([])", "range(3_000_000)", not_made("enumerate")),
         )
     ),
-    case(
-        "subclassing_map_is_refused",
-        "class M(map):\n    pass\nreturn 1",
-        raised("TypeError", "`map` cannot be subclassed in the sandbox; wrap it in a class of yours"),
+    *(
+        case(
+            f"subclassing_{what}_is_refused",
+            f"class M({base}):\n    pass\nreturn 1",
+            raised("TypeError", f"`{name}` cannot be subclassed in the sandbox; wrap it in a class of yours"),
+        )
+        for what, base, name in (("map", "map", "map"), ("the_type_of_a_map", "type(map(abs, []))", "map"))
     ),
 ]
 
