@@ -1,16 +1,19 @@
 """One run's conversation with its worker: the worker's calls answered until its `done`, and the result read.
 
-Apart from the worker process (`sandbox._process`: spawn, handshake, deadline, kill) because it is what happens on
-the pipe during one run: every frame of one read taken in one go (on asyncio by a reader callback, with no task
-woken), a sync host function answered by the reader itself, a call that has to wait given to an answering task
-(an idle one if there is one; the task group is made only when the first is needed), and the replies that finish
-in one turn of the loop written together. A worker's frames are admitted against the run's limits
-(`sandbox._distrust`), and a call tagged with another run's id is refused.
+Apart from the worker process (`sandbox._process`: spawn, handshake, kill) because it is what happens on the pipe
+during one run, up to its deadline: every frame of one read taken in one go (on asyncio by a reader callback, with
+no task woken), a sync host function answered by the reader itself, a call that has to wait given to an answering
+task (an idle one if there is one; on asyncio a new one is started by the reader itself, in an asyncio task group;
+elsewhere in an anyio task group made only when the first is needed), and the replies that finish in one turn of
+the loop written together. A worker's frames are admitted against the run's limits (`sandbox._distrust`), and a
+call tagged with another run's id is refused; what each frame may hold is `sandbox._replies`'.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -19,17 +22,17 @@ import anyio.lowlevel
 from sandbox._dispatch import Later
 from sandbox._distrust import CallsOverError
 from sandbox._hostcall import Call, HostFailure
-from sandbox._jsontext import JsonText
 from sandbox._pipe import MAX_UNREAD
-from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode, encode_with_text
-from sandbox.result import ERROR_KINDS, RunError, RunResult
+from sandbox._protocol import ProtocolError
+from sandbox._replies import done_result, failure_of, failure_reply, parse_call, value_reply
+from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from anyio.abc import TaskGroup
 
-    from sandbox._dispatch import Dispatcher, Reply
+    from sandbox._dispatch import Dispatcher
     from sandbox._distrust import Admission
     from sandbox._pipe import FramePipe
 
@@ -58,7 +61,7 @@ class Conversation:
         self._answering = 0
         """Calls being answered by a task of their own now."""
         self._tasks: list[_Task] = []
-        """Tasks the serving task is to start (a call that has to wait, a drain of a full pipe)."""
+        """Tasks the serving task is to start (a call that has to wait, a drain of a full pipe), with no `_group`."""
         self._outcome: RunResult | None = None
         """The run's result, once its `done` frame (or a call past its limit) has been read."""
         self._failure: BaseException | None = None
@@ -71,25 +74,84 @@ class Conversation:
         """Whether a reader callback handles the frames (asyncio), rather than the serving task itself."""
         self._idle: list[asyncio.Future[_Job | None]] = []
         """Answering tasks waiting for another call (with a reader callback): a call that finds one starts none."""
+        self._group: asyncio.TaskGroup | None = None
+        """The answering tasks' group, with a reader callback (asyncio); else the serving task starts `_tasks`."""
+        self._spawned: list[asyncio.Task[None]] = []
+        """The tasks started in `_group`."""
+        self._task_context = contextvars.Context()
+        """The serving task's context, which each task started in `_group` gets a copy of (as anyio's would)."""
+        self._deadline = math.inf
+        """When the run is over whatever the worker says (the event loop's clock), with a reader callback."""
+        self._expired = False
+        """Whether the deadline passed before the result came."""
 
-    async def serve(self) -> RunResult:
+    async def serve(self, *, within: float) -> RunResult | None:
         """Answer the run's calls until its `done`: every frame of one read in one go, their replies in one write.
 
-        On asyncio a reader callback handles the frames as they arrive, answering sync functions itself; this task
-        wakes only for the result, or to start a task (in a task group made only then: most runs never need one).
+        On asyncio a reader callback handles the frames as they arrive, answering sync functions itself and starting
+        the tasks that answer the rest; this task wakes only for the result. None if `within` seconds pass first:
+        the worker is still busy with the run.
         """
         watching = self._watching = self._pipe.watch(self._readable)
         try:
-            return await self._serve(None, watching=watching)
+            if watching:
+                return await self._serve_watched(within)
+            with anyio.move_on_after(within):
+                return await self._serve(None, watching=False)
+            return None
         finally:
             self._pipe.unwatch()
 
-    async def _serve(self, calls: TaskGroup | None, *, watching: bool) -> RunResult:
+    async def _serve_watched(self, within: float) -> RunResult | None:
+        """`serve` with a reader callback (asyncio), which starts answering tasks in an asyncio task group itself.
+
+        An asyncio task starts in a few µs where anyio's `start_soon` takes some 25, and from the callback, with no
+        turn of this task. The deadline is one timer on the loop: this task sleeps only in `_sleep`, which the timer
+        wakes, or in `_waited`, which takes the same deadline as a cancel scope.
+        """
+        loop = asyncio.get_running_loop()
+        self._deadline = loop.time() + within
+        timer = loop.call_at(self._deadline, self._expire) if math.isfinite(within) else None
+        self._task_context = contextvars.copy_context()
+        try:
+            async with asyncio.TaskGroup() as group:
+                self._group = group
+                try:
+                    return await self._serve(None, watching=True)
+                finally:
+                    self._group = None
+                    self._pipe.unwatch()  # no task is started after this
+                    if self._release_answerers():
+                        for task in self._spawned:
+                            task.cancel()
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _start(self, function: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+        """Start a task: right here in the asyncio task group if there is one, else by the serving task."""
+        if self._group is None:
+            self._tasks.append((function, args))
+        else:
+            task = self._group.create_task(function(*args), context=self._task_context.copy())
+            self._spawned.append(task)
+
+    def _release_answerers(self) -> bool:
+        """End the idle answering tasks' wait for another call; whether any still answers one (then it is cancelled)."""
+        idle, self._idle = self._idle, []
+        for waiting in idle:
+            if not waiting.done():
+                waiting.set_result(None)
+        return self._answering > 0
+
+    async def _serve(self, calls: TaskGroup | None, *, watching: bool) -> RunResult | None:
         while True:
             if self._failure is not None:
                 raise self._failure
             if self._outcome is not None:
                 return self._outcome
+            if self._expired:
+                return None
             if self._tasks:
                 if calls is None:
                     return await self._serve_with_tasks(watching=watching)
@@ -97,9 +159,8 @@ class Conversation:
                 for function, args in tasks:
                     calls.start_soon(function, *args)
             if self._held:
-                await self._admission.room()  # a worker past what an honest one sends waits: the host stops reading
-                if len(self._pipe.unwritten) > MAX_UNREAD:
-                    await self._pipe.drain()  # a worker that does not read its replies: none of its calls is read
+                if not await self._waited():
+                    return None
                 self._held = False
                 if watching:
                     self._pipe.watch(self._readable)
@@ -110,17 +171,23 @@ class Conversation:
                 await self._pipe.fill()
                 self._frames()
 
-    async def _serve_with_tasks(self, *, watching: bool) -> RunResult:
+    async def _waited(self) -> bool:
+        """Wait while the host holds as much as it may for this worker; False if the deadline passed first."""
+        with anyio.CancelScope(deadline=self._deadline):
+            await self._admission.room()  # a worker past what an honest one sends waits: the host stops reading
+            if len(self._pipe.unwritten) > MAX_UNREAD:
+                await self._pipe.drain()  # a worker that does not read its replies: none of its calls is read
+            return True
+        self._expired = True
+        return False
+
+    async def _serve_with_tasks(self, *, watching: bool) -> RunResult | None:
         async with anyio.create_task_group() as calls:
             tasks, self._tasks = self._tasks, []
             for function, args in tasks:
                 calls.start_soon(function, *args)
             result = await self._serve(calls, watching=watching)
-            idle, self._idle = self._idle, []
-            for waiting in idle:  # answering tasks with nothing to answer: they end
-                if not waiting.done():
-                    waiting.set_result(None)
-            if self._answering:  # answers the run no longer waits for
+            if self._release_answerers():  # answers the run no longer waits for
                 calls.cancel_scope.cancel()
         return result
 
@@ -130,6 +197,12 @@ class Conversation:
             await self._waiter
         finally:
             self._waiter = None
+
+    def _expire(self) -> None:
+        """The deadline's timer: the run is over; the serving task wakes to say so."""
+        self._expired = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def _readable(self) -> None:
         """The reader callback: read what the worker wrote, handle its frames, and wake the task if it is due."""
@@ -142,7 +215,7 @@ class Conversation:
         stop = self._held or self._failure is not None or self._outcome is not None
         if stop:
             self._pipe.unwatch()  # nothing more is read for now (or for this run)
-        if (stop or self._tasks) and self._waiter is not None and not self._waiter.done():
+        if stop and self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
     def _frames(self) -> None:
@@ -171,7 +244,7 @@ class Conversation:
         if message["t"] == "done":
             if message.get("run") != self._run_id:
                 raise ProtocolError(f"`done` for run {message.get('run')!r} during run {self._run_id}")
-            self._outcome = _result(message.get("result"))
+            self._outcome = done_result(message.get("result"))
             return
         try:
             self._take_call(message)
@@ -185,19 +258,19 @@ class Conversation:
         """Answer a call frame now (a sync function, a refusal) into the outbox, or add the task that will."""
         if message["t"] != "call":
             raise ProtocolError(f"unexpected frame {message['t']!r} during a run")
-        call_id, call = _parse_call(message)
+        call_id, call = parse_call(message)
         size = self._pipe.last_size
         self._admission.admit(size)
         if message.get("run") != self._run_id:  # left over from an earlier run (a task or generator still running)
             self._admission.release(size)
             failure = HostFailure("RuntimeError", "the run that made this call is over; its calls are refused")
-            self._queue(_failure_reply(call_id, failure))
+            self._queue(failure_reply(call_id, failure))
             return
         try:
             outcome = self._dispatcher.begin(call)
         except Exception as error:  # noqa: BLE001  # a failing name resolver, say: the model hears of it, no more
             self._admission.release(size)
-            self._queue(_failure_reply(call_id, _failure(error)))
+            self._queue(failure_reply(call_id, failure_of(error)))
             return
         if isinstance(outcome, Later):
             self._answering += 1
@@ -207,10 +280,10 @@ class Conversation:
                 if not waiting.done():
                     waiting.set_result(job)
                     return
-            self._tasks.append((self._answerer, (job,)))
+            self._start(self._answerer, job)
         else:
             self._admission.release(size)
-            self._queue(_value_reply(call_id, call, outcome))
+            self._queue(value_reply(call_id, call, outcome))
 
     async def _answerer(self, job: _Job | None) -> None:
         """Answer a call, then (with a reader callback) wait for the next one: most calls need no task of their own.
@@ -235,9 +308,9 @@ class Conversation:
             try:
                 value = await later.rest
             except Exception as error:  # noqa: BLE001  # a host function's failure: the model hears of it, no more
-                frame = _failure_reply(call_id, _failure(error))
+                frame = failure_reply(call_id, failure_of(error))
             else:
-                frame = _value_reply(call_id, call, value)
+                frame = value_reply(call_id, call, value)
             finally:
                 self._admission.release(size)
             self._queue(frame)
@@ -267,7 +340,7 @@ class Conversation:
             return
         if self._pipe.unwritten and not self._pipe.drain_lock.locked():
             self._answering += 1
-            self._tasks.append((self._drain_replies, ()))
+            self._start(self._drain_replies)
 
     async def _drain_replies(self) -> None:
         try:
@@ -283,69 +356,3 @@ class Conversation:
             await self._pipe.drain()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             self.reply_failed = True
-
-
-def _parse_call(message: dict[str, Any]) -> tuple[int, Call]:
-    """The id and the call of a `call` frame, or `ProtocolError` if it is malformed."""
-    call_id, function, attribute = message.get("id"), message.get("fn"), message.get("attr")
-    args, kwargs = message.get("args") or [], message.get("kwargs") or {}
-    if (
-        type(call_id) is not int
-        or type(function) is not str
-        or not (attribute is None or type(attribute) is str)
-        or type(args) is not list
-        or type(kwargs) is not dict
-    ):
-        raise ProtocolError("a malformed `call` frame")
-    return call_id, Call(function, attribute, args, kwargs)
-
-
-def _failure(error: Exception) -> HostFailure:
-    return error if isinstance(error, HostFailure) else HostFailure(type(error).__name__, _text(error))
-
-
-def _value_reply(call_id: int, call: Call, value: Reply) -> bytes:
-    try:
-        if isinstance(value, JsonText):  # encoded by the host already: its text goes in as it is
-            return encode_with_text({"t": "result", "id": call_id, "ok": True}, "value", value.text)
-        return encode({"t": "result", "id": call_id, "ok": True, "value": value})
-    except FrameTooLargeError as error:
-        return _failure_reply(
-            call_id,
-            HostFailure(
-                "ValueError",
-                f"`{call.label}` returned {error.size:,} bytes of JSON, more than the {MAX_FRAME:,} bytes "
-                "one call can return; ask for less per call (a page, a filter, fewer fields)",
-            ),
-        )
-
-
-def _failure_reply(call_id: int, failure: HostFailure) -> bytes:
-    message = failure.message
-    if len(message) > _MAX_FAILURE:
-        message = message[:_MAX_FAILURE] + f"... [{len(message) - _MAX_FAILURE:,} more characters]"
-    return encode({"t": "result", "id": call_id, "ok": False, "type": failure.type_name[:200], "message": message})
-
-
-_MAX_FAILURE = 64 * 1024
-"""Characters of a host error's message sent to the worker; more is cut, so the reply always fits in a frame."""
-
-
-def _text(error: BaseException) -> str:
-    try:
-        return str(error)
-    except Exception:  # noqa: BLE001  # a host exception whose __str__ fails still becomes a reply
-        return ""
-
-
-def _result(data: object) -> RunResult:
-    """The result in a `done` frame, or `ProtocolError` if it is malformed."""
-    if not isinstance(data, dict):
-        raise ProtocolError("a `done` frame without a result")
-    error = data.get("error")
-    if error is not None and not (isinstance(error, dict) and error.get("kind") in ERROR_KINDS):
-        raise ProtocolError("a `done` frame with an unknown error kind")
-    try:
-        return RunResult.from_json(data)
-    except Exception as problem:  # noqa: BLE001  # whatever a forged result trips on is the worker's fault
-        raise ProtocolError(f"a malformed `done` frame ({type(problem).__name__})") from None

@@ -9,6 +9,7 @@ boundary the conversation puts its text into the frame.
 from __future__ import annotations
 
 import inspect
+from collections import deque
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
@@ -43,7 +44,12 @@ class Dispatcher:
         self.functions = functions
         self.max_calls = limits.calls if limit else None
         self._slots = limits.concurrent_calls if limit else None
-        self._limiter: anyio.CapacityLimiter | None = None  # made when a call first has to wait: most runs never do
+        self._busy = 0
+        """Calls holding one of the `_slots` in-flight slots."""
+        self._queue: deque[anyio.Event] = deque()
+        """Calls waiting for a slot, first come first served: a slot freed goes to the first."""
+        self._coroutine_functions: dict[int, tuple[HostFunction, bool]] = {}
+        """Whether each target called so far (by `id`, kept alive here) is an `async def`."""
         self.count = 0
 
     def kinds(self) -> dict[str, list[str] | None]:
@@ -91,29 +97,54 @@ class Dispatcher:
         if self.max_calls is not None and self.count > self.max_calls:
             raise HostFailure("RuntimeError", calls_message(self.max_calls))
         target = self.resolve(call.function, call.attribute)
-        if inspect.iscoroutinefunction(target):
+        if self._is_coroutine_function(target):
             return Later(self._limited(target, call, None))
-        if self._limiter is not None and not self._limiter.available_tokens:
+        if self._slots is not None and self._busy >= self._slots:
             return Later(self._limited(target, call, None))
         result = _start(target, call)
-        if inspect.isawaitable(result):  # a sync callable that returned an awaitable: await it for the rest
+        if type(result) not in _PLAIN and inspect.isawaitable(result):  # a sync callable returned an awaitable
             return Later(self._limited(target, call, result))
         return self._checked(result, call)
+
+    def _is_coroutine_function(self, target: HostFunction) -> bool:
+        known = self._coroutine_functions.get(id(target))
+        if known is None or known[0] is not target:
+            known = self._coroutine_functions[id(target)] = (target, inspect.iscoroutinefunction(target))
+        return known[1]
 
     async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
         if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self._slots)
-        try:
-            self._limiter.acquire_nowait()
-        except anyio.WouldBlock:
-            await self._limiter.acquire()
+        await self._take_slot()
         try:
             result = await _finish(target, call, started)
         finally:
-            self._limiter.release()
+            self._free_slot()
         return self._checked(result, call)
+
+    async def _take_slot(self) -> None:
+        """Take an in-flight slot: at once while one is free and no call waits before this one, else in turn."""
+        assert self._slots is not None
+        if self._busy < self._slots and not self._queue:
+            self._busy += 1
+            return
+        turn = anyio.Event()
+        self._queue.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn in self._queue:
+                self._queue.remove(turn)
+            else:  # cancelled after the slot was handed over: it goes to the next in line
+                self._free_slot()
+            raise
+
+    def _free_slot(self) -> None:
+        """Give a slot back: to the first call waiting for one (it stays busy), else free."""
+        if self._queue:
+            self._queue.popleft().set()
+        else:
+            self._busy -= 1
 
     @staticmethod
     def _checked(result: object, call: Call) -> Reply:
@@ -124,6 +155,10 @@ class Dispatcher:
             return check_json(result)
         except NotJsonError as error:
             raise HostFailure("TypeError", f"`{call.label}` returned data that is not JSON: {error}") from None
+
+
+_PLAIN = frozenset({int, str, float, bool, type(None), list, dict, JsonText})
+"""Types of a sync function's result that are never awaitable (the usual ones: no `isawaitable` needed)."""
 
 
 class Later:

@@ -23,7 +23,7 @@ from sandbox.limits import calls_message, output_message
 from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from sandbox._jsonvalue import JsonValue
     from sandbox.limits import Limits
@@ -51,8 +51,7 @@ def checked_result(
     counts, lied_counts = _checked_counts(result, limits)
     lied = lied or lied_counts
     stdout = result.stdout
-    marked = limits.output + len(OUTPUT_MARKER.format(limit=limits.output))
-    if len(stdout) > marked:
+    if len(stdout) > limits.output and len(stdout) > limits.output + len(OUTPUT_MARKER.format(limit=limits.output)):
         stdout, lied = stdout[: limits.output] + OUTPUT_MARKER.format(limit=limits.output), True
         error = error or RunError(kind="output_limit", message=output_message(limits.output))
     value = result.value
@@ -74,16 +73,16 @@ def checked_result(
         lied = lied or variables != result.variables
     told = [
         (name, reason[:_MAX_REASON])
-        for name, reason in result.dropped_variables.items()
-        if keeps
-        and valid_name(name)
+        for name, reason in (result.dropped_variables.items() if keeps else ())
+        if valid_name(name)
         and len(name) <= MAX_NAME
         and name not in dropped
         and variables is not None
         and name not in variables
     ]
-    lied = lied or len(told) > _most_names(limits)
-    dropped.update(told[: _most_names(limits)])
+    if told:
+        lied = lied or len(told) > _most_names(limits)
+        dropped.update(told[: _most_names(limits)])
     lied = lied or (not keeps and (result.variables is not None or bool(result.dropped_variables)))
     kept = value is result.value and stdout is result.stdout and error is result.error and not lied_counts
     if kept and variables is result.variables and dropped == result.dropped_variables:
@@ -98,11 +97,22 @@ def _checked_counts(result: RunResult, limits: Limits) -> tuple[dict[str, Any], 
     """`calls`, `duration`, `names` and `assigned` within what the run could have made, and whether any was not."""
     calls = min(result.calls, limits.calls)
     duration = min(result.duration, limits.timeout + KILL_GRACE)  # the host stops a run at that
-    most = _most_names(limits)
-    names = tuple(name for name in result.names if len(name) <= 2 * MAX_NAME + 1)[: limits.calls]
-    assigned = tuple(name for name in result.assigned if _short_name(name))[:most]
+    names = _cut(result.names, _short_label, limits.calls)
+    assigned = _cut(result.assigned, _short_name, _most_names(limits))
     lied = (calls, duration, names, assigned) != (result.calls, result.duration, result.names, result.assigned)
     return {"calls": calls, "duration": duration, "names": names, "assigned": assigned}, lied
+
+
+def _cut(names: tuple[str, ...], fits: Callable[[str], bool], most: int) -> tuple[str, ...]:
+    """The first `most` of `names` that fit: `names` itself when that is all of them."""
+    if len(names) <= most and all(map(fits, names)):
+        return names
+    return tuple(name for name in names if fits(name))[:most]
+
+
+def _short_label(name: str) -> bool:
+    """Whether `name` can be a call's label a worker reports (`function` or `namespace.function`)."""
+    return len(name) <= 2 * MAX_NAME + 1
 
 
 def _short_name(name: str) -> bool:
@@ -220,6 +230,8 @@ def _stat_seconds(stat: bytes) -> float | None:
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+CPU_TICK = 1 / _TICKS
+"""The unit of the CPU times `/proc` gives, in seconds."""
 CPU_CEILING = 3600
 """CPU seconds a worker may use in its life (its hard `RLIMIT_CPU`); the pool retires it at half of that."""
 IDLE_CPU = 0.25

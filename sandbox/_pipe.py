@@ -119,9 +119,10 @@ class FramePipe:
         end = HEADER.size + frame_size(inbox[: HEADER.size])
         if len(inbox) < end:
             return None
-        message = decode(inbox[HEADER.size : end], max_values=MAX_VALUES)
+        size = end - HEADER.size  # each value counted takes a byte at least: a shorter frame needs no count
+        message = decode(inbox[HEADER.size : end], max_values=MAX_VALUES if size > MAX_VALUES else None)
         del inbox[:end]
-        self.last_size = end - HEADER.size
+        self.last_size = size
         return message
 
     async def send(self, message: dict[str, Any]) -> None:

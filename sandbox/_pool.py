@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import time
 from typing import TYPE_CHECKING, Self
 
 import anyio
 
 from sandbox._confine import Layers
-from sandbox._distrust import CPU_CEILING, IDLE_CPU
+from sandbox._distrust import CPU_CEILING, CPU_TICK, IDLE_CPU
 from sandbox._process import WORKER, WorkerProcess
 from sandbox.errors import SandboxError
 
@@ -53,6 +55,8 @@ class WorkerPool:
         self._receive: MemoryObjectReceiveStream[WorkerProcess | None]
         self._send, self._receive = anyio.create_memory_object_stream[WorkerProcess | None](math.inf)
         self._workers: set[WorkerProcess] = set()
+        self._own: set[WorkerProcess] = set()
+        """Workers started for one run that needs more memory than the pooled ones may use."""
         self._tasks: TaskGroup | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._failure = SandboxError("a sandbox worker process could not be started")
@@ -85,6 +89,7 @@ class WorkerPool:
             for worker in list(self._workers):
                 await worker.kill()
         self._workers.clear()
+        self._own.clear()
         self._tasks.cancel_scope.cancel()
         self._tasks = None
         self._send.close()
@@ -126,7 +131,15 @@ class WorkerPool:
 
     @contextlib.asynccontextmanager
     async def worker(self, memory: int) -> AsyncIterator[WorkerProcess]:
-        """Borrow a warm worker for one run of `memory` bytes; a broken one is replaced in the background.
+        """A worker for one run of `memory` bytes (`lend`), given back when the block ends (`give_back`)."""
+        worker = await self.lend(memory)
+        try:
+            yield worker
+        finally:
+            await self.give_back(worker)
+
+    async def lend(self, memory: int) -> WorkerProcess:
+        """A warm worker for one run of `memory` bytes; `give_back` it after the run, however the run ended.
 
         A run that may use more memory than the pooled workers gets a worker of its own, started for it.
         """
@@ -135,21 +148,21 @@ class WorkerPool:
         if self.memory > 0 and (memory <= 0 or memory > self.memory):
             worker = await self._new_worker(memory)
             self._workers.add(worker)  # so closing the pool kills it too
-            try:
-                yield worker
-            finally:
-                self._workers.discard(worker)
-                await worker.kill()
-            return
-        worker = await self._acquire()
-        try:
-            yield worker
-        finally:
-            if worker.healthy and not self.fresh and worker.process.returncode is None:
-                worker.idle_cpu = worker.cpu.seconds()
-                self._send.send_nowait(worker)
-            else:
-                await self._replace(worker)
+            self._own.add(worker)
+            return worker
+        return await self._acquire()
+
+    async def give_back(self, worker: WorkerProcess) -> None:
+        """End a worker's run: a healthy pooled one waits for the next run, any other is replaced in the background."""
+        if worker in self._own:  # started for one run
+            self._own.discard(worker)
+            self._workers.discard(worker)
+            await worker.kill()
+        elif worker.healthy and not self.fresh and worker.process.returncode is None:
+            worker.idle_cpu, worker.idle_since = worker.cpu.seconds(), time.monotonic()
+            self._send.send_nowait(worker)
+        else:
+            await self._replace(worker)
 
     async def _acquire(self) -> WorkerProcess:
         while True:
@@ -179,12 +192,21 @@ class WorkerPool:
 def _rested(worker: WorkerProcess) -> bool:
     """Whether a pooled worker used no CPU to speak of since its last run, and has plenty of its CPU life left.
 
-    An idle worker has nothing to compute; one that does is running code its last run left behind.
+    An idle worker has nothing to compute; one that does is running code its last run left behind. A worker given
+    back too recently to have used that much (at most the time since, on every CPU at once) is not read again.
     """
     if worker.idle_cpu is None:
         return True
+    most = (time.monotonic() - worker.idle_since) * _CPUS + _SLACK  # the most CPU it can have used since
+    if most <= IDLE_CPU and worker.idle_cpu + most < CPU_CEILING / 2:
+        return True
     now = worker.cpu.seconds()
     return now is None or (now - worker.idle_cpu <= IDLE_CPU and now < CPU_CEILING / 2)
+
+
+_CPUS = os.cpu_count() or 1024
+_SLACK = 2 * CPU_TICK
+"""What two readings of `/proc` can differ by beyond the CPU time between them: each is cut to a clock tick."""
 
 
 IDLE_WATCH = 1.0

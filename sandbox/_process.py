@@ -57,6 +57,8 @@ class WorkerProcess:
         self._run_ids = itertools.count(1)
         self.idle_cpu: float | None = None
         """CPU seconds the worker had used when its last run ended (None: not known)."""
+        self.idle_since = 0.0
+        """When (`time.monotonic()`) its last run ended."""
         self.cpu = CpuClock(process.pid)
         """The worker's CPU time, as the pool reads it between runs."""
 
@@ -183,8 +185,7 @@ class WorkerProcess:
         conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=Admission(limits))
         try:
             await self.pipe.send_frame(frame)
-            with anyio.move_on_after(limits.timeout + KILL_GRACE) as deadline:
-                result = await conversation.serve()
+            result = await conversation.serve(within=limits.timeout + KILL_GRACE)
         except BaseException as error:
             if _is_breakage(error):
                 return await self._crashed(_protocol_violation(error))
@@ -195,7 +196,7 @@ class WorkerProcess:
                 if rest is not None and rest is not error:
                     raise rest from None
             raise
-        if deadline.cancelled_caught:
+        if result is None:  # the deadline passed
             await self.kill()
             return RunResult(
                 error=RunError(

@@ -158,10 +158,13 @@ class Sandbox:
                 repeat=repeat,
                 watched=True,
             )
-        async with self._pool.worker(limits.memory) as worker:
+        worker = await self._pool.lend(limits.memory)
+        try:
             return await worker.run(
                 code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial, repeat=repeat
             )
+        finally:
+            await self._pool.give_back(worker)
 
 
 def _checked_variables(variables: Mapping[str, JsonValue], reserved: Iterable[str]) -> dict[str, JsonValue]:
