@@ -155,7 +155,7 @@ def check_size(source: object, guards: SizeGuards | None, *, counts: bool = Fals
     elif counts and isinstance(source, int | SupportsIndex) and not isinstance(source, str | bytes | bytearray):
         source = size = operator.index(source)  # once: the code's `__index__` may answer differently each time
         what = "bytes of length"
-    elif isinstance(source, _KNOWN_SIZES) or not bound:
+    elif isinstance(source, _KNOWN_SIZES) or not bound or _read_otherwise(type(source)):
         return source
     elif guards is None:
         return source  # lazy: it takes a tick per item, which stops code left behind by its run
@@ -168,18 +168,19 @@ def check_size(source: object, guards: SizeGuards | None, *, counts: bool = Fals
 
 
 _KNOWN_SIZES: tuple[type, ...] = (
-    str,
-    bytes,
-    bytearray,
-    list,
-    tuple,
-    dict,
-    set,
-    frozenset,
-    collections.deque,
-    type({}.keys()),
+    *(str, bytes, bytearray, list, tuple, dict, set, frozenset, collections.deque),
+    *(type({}.keys()), type({}.values()), type({}.items())),
 )
 """What a collection is built from without growing past what already exists (a dict's views too)."""
+
+
+def _read_otherwise(kind: type) -> bool:
+    """Whether a constructor reads `kind` by more than iterating it.
+
+    A mapping's `keys()` (`Counter(m)`, `OrderedDict(m)`), `bytes(x)`'s `__bytes__`: its own code, ticking as
+    it runs, gives what it gives.
+    """
+    return hasattr(kind, "keys") or hasattr(kind, "__bytes__")
 
 
 def _bounded(source: object, guards: SizeGuards) -> Iterator[Any]:

@@ -11,17 +11,21 @@ these are types, made once for every run, where that module builds each run's fu
 
 from __future__ import annotations
 
+import functools
 import itertools
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from sandbox._classes import SHOWN_TYPES, SafeType
 from sandbox._signals import forbid
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from sandbox._guards import Guards
 
+Ticking: TypeAlias = "Callable[[Iterable[Any]], Iterator[Any]]"
+_NONE: Any = object()
+"""An argument not given (CPython's own error for too few is raised by calling the real one with fewer)."""
 _HEAP_TYPE = 1 << 9
 """`Py_TPFLAGS_HEAPTYPE`: a class made at run time; only builtin iterator types get a named class (a bounded set)."""
 _MAKE_COMPRESS = itertools.compress.__new__
@@ -81,20 +85,33 @@ class _LazyType(type):
         return repr(_REAL[cls])
 
 
-class _Lazy:
-    """One run's `map` (`filter`, `zip`, `enumerate`, `reversed`): a call gives a ticking one of its run.
+class _Lazy(functools.partial):  # type: ignore[type-arg]
+    # One run's `map` (`filter`, `zip`, `enumerate`, `reversed`): `partial(maker, run's guards)`, called in C, so
+    # a call costs what a closure's did. It answers `isinstance(x, map)` and `issubclass` as the class does;
+    # `type(map)` is the sandbox's `type`. No docstring of its own: `map.__doc__` is the real one's.
 
-    It answers `isinstance(x, map)` and `issubclass` as the class does; `type(map)` is the sandbox's `type`.
-    """
+    _real: type
 
-    def __init__(self, real: type, make: Callable[..., Any], guards: Guards) -> None:
-        self._real, self._make, self._guards = real, make, guards
-        self.__name__ = self.__qualname__ = real.__name__
-        self.__doc__ = real.__doc__
-        self.__module__ = "builtins"
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self._real.__doc__
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._make(self._guards, *args, **kwargs)
+    @property
+    def func(self) -> NoReturn:
+        raise AttributeError(f"type object {self._real.__name__!r} has no attribute 'func'")  # the maker is ours
+
+    @property
+    def args(self) -> NoReturn:
+        raise AttributeError(f"type object {self._real.__name__!r} has no attribute 'args'")  # the run's guards
+
+    @property
+    def keywords(self) -> NoReturn:
+        raise AttributeError(f"type object {self._real.__name__!r} has no attribute 'keywords'")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("__name__", "__qualname__"):
+            return self._real.__name__
+        raise AttributeError(f"type object {self._real.__name__!r} has no attribute {name!r}")
 
     def __instancecheck__(self, instance: Any) -> bool:
         return _is_instance(instance, self._real)
@@ -103,7 +120,7 @@ class _Lazy:
         return _is_subclass(subclass, self._real)
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> NoReturn:
-        raise TypeError(f"`{self.__name__}` cannot be subclassed in the sandbox; wrap it in a class of yours")
+        raise TypeError(f"`{self._real.__name__}` cannot be subclassed in the sandbox; wrap it in a class of yours")
 
     def __repr__(self) -> str:
         return repr(self._real)
@@ -119,43 +136,53 @@ def _is_subclass(subclass: Any, real: type) -> bool:
     return issubclass(subclass, real)
 
 
-def _map(guards: Guards, *args: Any) -> Any:
-    if len(args) > 1:  # `map` pulls from its first iterable first
-        args = (args[0], guards.ticking(args[1]), *args[2:])
-    return map(*args)
+def _map(ticking: Ticking, function: Any = _NONE, iterable: Any = _NONE, /, *iterables: Any) -> Any:
+    if iterable is _NONE:  # CPython's own message for too few arguments
+        return map(*(arg for arg in (function,) if arg is not _NONE))
+    return map(function, ticking(iterable), *iterables)  # `map` pulls from its first iterable first
 
 
-def _filter(guards: Guards, *args: Any) -> Any:
-    if len(args) > 1:
-        args = (args[0], guards.ticking(args[1]), *args[2:])
-    return filter(*args)
+def _filter(ticking: Ticking, function: Any = _NONE, iterable: Any = _NONE, /) -> Any:
+    if iterable is _NONE:
+        return filter(*(arg for arg in (function,) if arg is not _NONE))
+    return filter(function, ticking(iterable))
 
 
-def _zip(guards: Guards, *args: Any, **kwargs: Any) -> Any:
-    return zip(*map(guards.ticking, args[:1]), *args[1:], **kwargs)  # noqa: B905 (`strict` is the caller's)
+def _zip(ticking: Ticking, *iterables: Any, strict: bool = False) -> Any:
+    if not iterables:
+        return zip(strict=strict)
+    return zip(ticking(iterables[0]), *iterables[1:], strict=strict)  # likewise `zip`
 
 
-def _enumerate(guards: Guards, *args: Any, **kwargs: Any) -> Any:
+def _enumerate(ticking: Ticking, *args: Any, **kwargs: Any) -> Any:
     if args:
-        args = (guards.ticking(args[0]), *args[1:])
-    elif "iterable" in kwargs:
-        kwargs["iterable"] = guards.ticking(kwargs["iterable"])
-    return enumerate(*args, **kwargs)
+        return enumerate(ticking(args[0]), *args[1:], **kwargs)
+    if "iterable" in kwargs:
+        kwargs["iterable"] = ticking(kwargs["iterable"])
+    return enumerate(**kwargs)
 
 
-def _reversed(guards: Guards, *args: Any, **kwargs: Any) -> Any:
-    return ticking_as(reversed(*args, **kwargs), guards.ticks)
+def _reversed(ticks: Iterator[int], *args: Any, **kwargs: Any) -> Any:
+    return ticking_as(reversed(*args, **kwargs), ticks)
 
 
-_MAKERS: Final = ((map, _map), (filter, _filter), (zip, _zip), (enumerate, _enumerate), (reversed, _reversed))
 _REAL: dict[type, type] = {}
-for _real, _ in _MAKERS:
+_LAZY: list[tuple[str, type, Callable[..., Any]]] = []
+_REVERSED: type
+for _real, _maker in ((map, _map), (filter, _filter), (zip, _zip), (enumerate, _enumerate), (reversed, None)):
     _shown = type.__new__(_LazyType, _real.__name__, (), {"__module__": "builtins", "__doc__": _real.__doc__})
     _REAL[_shown], SHOWN_TYPES[_real] = _real, _shown
+    _lazy = type(_real.__name__, (_Lazy,), {"_real": _real, "__module__": "builtins"})
+    SHOWN_TYPES[_lazy] = SafeType  # `type(map)` is `type`, and `type(map)(...)` makes a class, not a `_Lazy`
+    if _maker is not None:
+        _LAZY.append((_real.__name__, _lazy, _maker))
+    else:
+        _REVERSED = _lazy
 SHOWN_TYPES[_named(reversed)] = SHOWN_TYPES[reversed]  # `reversed("ab")`: a ticking one named `reversed`
-SHOWN_TYPES[_Lazy] = SafeType  # `type(map)` is `type`, and `type(map)(...)` makes a class, not a `_Lazy`
 
 
 def lazy_builtins(guards: Guards) -> dict[str, Any]:
     """The run's `map`, `filter`, `zip`, `enumerate` and `reversed`."""
-    return {real.__name__: _Lazy(real, make, guards) for real, make in _MAKERS}
+    made = {name: lazy(maker, guards.ticking) for name, lazy, maker in _LAZY}
+    made["reversed"] = _REVERSED(_reversed, guards.ticks)
+    return made

@@ -2105,6 +2105,32 @@ CASES = [
         """,
     ),
     case(
+        "collections_from_lazy_sources_and_mappings",
+        """
+        import collections
+        import collections.abc
+
+        class M(collections.abc.Mapping):
+            def __iter__(self):
+                return iter(["a", "b"])
+            def __len__(self):
+                return 2
+            def __getitem__(self, k):
+                return 3
+
+        def gen(n):
+            yield from range(n)
+
+        d = {"x": 1, "y": 2}
+        print(dict(collections.Counter(M())), collections.OrderedDict(M()), list(M()), sorted(set(d.items())))
+        print(tuple(d.values()))
+        print(list(gen(3)), tuple(map(str, gen(2))), frozenset(filter(None, gen(3))), sorted(gen(3), reverse=True))
+        print(bytes(gen(3)), bytearray(x for x in b"ab"), collections.deque(gen(5), maxlen=2), list(zip(gen(2), "ab")))
+        print(collections.Counter(c for c in "abca"), collections.UserList(gen(2)), list(collections.deque(gen(3))))
+        [list(gen(4)), sorted(collections.Counter("hello").items())]
+        """,
+    ),
+    case(
         "growing_methods_and_itertools_copies",
         """
         import collections
