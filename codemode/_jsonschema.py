@@ -11,6 +11,7 @@ the draft: `checked_schema`), so the stub and the validator never disagree.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 _MAX_MERGE_DEPTH: Final = 8
 """How deep `allOf` members that are themselves `allOf` (through `$ref`) are merged before giving up."""
 _UNION_KEYS: Final = ("anyOf", "oneOf")
+FIRST_ERRORS: Final = 64
+"""The most validation errors collected for one instance (the message names the first by path)."""
 _NULLABLE_KEYS: Final = ("nullable", "enum", "anyOf", "oneOf")
 
 
@@ -224,25 +227,37 @@ def constraint_notes(schema: JsonObject) -> list[str]:
     notes: list[str] = []
     if isinstance(fmt := schema.get("format"), str):
         notes.append(f"format: {fmt}")
-    for key, text in _BOUNDS:
-        bound = schema.get(key)
-        if isinstance(bound, int | float) and not isinstance(bound, bool):
-            notes.append(f"{text} {bound}")
+    notes.extend(f"{text} {bound}" for text, bound in bounds(schema))
     if isinstance(pattern := schema.get("pattern"), str):
         notes.append(f"pattern: {pattern if len(pattern) <= 80 else pattern[:77] + '...'}")
     return notes
 
 
-_BOUNDS: Final = (
-    ("minimum", ">="),
-    ("exclusiveMinimum", ">"),
-    ("maximum", "<="),
-    ("exclusiveMaximum", "<"),
-    ("minLength", "min length"),
-    ("maxLength", "max length"),
-    ("minItems", "min items"),
-    ("maxItems", "max items"),
+def bounds(schema: JsonObject) -> list[tuple[str, int | float]]:
+    """The schema's bounds as the validator reads them: each as its operator or words, and its number (`(">", 0)`).
+
+    A boolean `exclusiveMinimum`/`exclusiveMaximum` (draft 4 and OpenAPI 3.0) makes its `minimum`/`maximum`
+    exclusive: it is valid under draft 4 only, the draft `checked_schema` then checks the schema under.
+    """
+    out: list[tuple[str, int | float]] = []
+    for key, text, draft4 in _BOUNDS:
+        bound = schema.get(key)
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            out.append((draft4[1] if draft4 and schema.get(draft4[0]) is True else text, bound))
+    return out
+
+
+_BOUNDS: Final[tuple[tuple[str, str, tuple[str, str] | None], ...]] = (
+    ("minimum", ">=", ("exclusiveMinimum", ">")),
+    ("exclusiveMinimum", ">", None),
+    ("maximum", "<=", ("exclusiveMaximum", "<")),
+    ("exclusiveMaximum", "<", None),
+    ("minLength", "min length", None),
+    ("maxLength", "max length", None),
+    ("minItems", "min items", None),
+    ("maxItems", "max items", None),
 )
+"""Each bound: its key, its words, and draft 4's boolean flag that makes it exclusive with the words it then takes."""
 
 
 logger = logging.getLogger("codemode.schema")
@@ -291,14 +306,19 @@ class CheckedSchema:
     """The `jsonschema` validator (of the relaxed schema, when there is a problem)."""
 
     def errors(self, instance: JsonValue) -> list[Any]:
-        """The validation errors of `instance`, first by path; a reference that cannot be followed is skipped."""
+        """The first validation errors of `instance`, first by path; a reference that cannot be followed is skipped.
+
+        The walk stops after `FIRST_ERRORS`: a million bad items would each build an error, for one message.
+        """
         from referencing.exceptions import Unresolvable  # loaded with `jsonschema`, by `_drafts`
 
         try:
-            return sorted(self.validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
+            found = itertools.islice(self.validator.iter_errors(instance), FIRST_ERRORS)
+            return sorted(found, key=lambda e: list(e.absolute_path))
         except Unresolvable:  # a remote or broken `$ref`: check what can be checked without it
             relaxed = _relaxed(as_schema(self.validator.schema))
-            return sorted(relaxed.iter_errors(instance), key=lambda e: list(e.absolute_path))
+            found = itertools.islice(relaxed.iter_errors(instance), FIRST_ERRORS)
+            return sorted(found, key=lambda e: list(e.absolute_path))
 
 
 def checked_schema(schema: JsonObject) -> CheckedSchema:

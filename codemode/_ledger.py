@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from codemode._replay import PAUSED_NAME, Decision, Entry, Record, call_text, canonical
-from codemode._runtime import Converted, ToolCall
+from codemode._runtime import MAY_HAVE_ACTED, Converted, CutOffError, ToolCall
 from codemode.errors import tool_error
 from codemode.policy import CallInfo, CallOutcome, Deny, RequireApproval
 from sandbox import FunctionError
@@ -43,7 +43,7 @@ class _Attempt:
     tool: Tool
     kwargs: JsonObject
     """The arguments as the code passed them."""
-    prepare: Callable[[JsonObject], JsonObject]
+    prepare: Callable[[JsonObject], Awaitable[JsonObject]]
     """Validates and converts the arguments for the handler."""
     invoke: Callable[[JsonObject], Awaitable[Converted]]
     """Runs the handler; its result converted and measured."""
@@ -73,7 +73,7 @@ class Ledger:
         tool: Tool,
         kwargs: JsonObject,
         *,
-        prepare: Callable[[JsonObject], JsonObject],
+        prepare: Callable[[JsonObject], Awaitable[JsonObject]],
         invoke: Callable[[JsonObject], Awaitable[Converted]],
     ) -> JsonValue | JsonText:
         """Make (or replay, or hold) one call; `prepare` validates the arguments, `invoke` runs the handler."""
@@ -123,7 +123,7 @@ class Ledger:
         self.reached_decision = True
         decision = self.decision or Decision(approved=False, reason="no decision was given")
         if decision.approved:
-            return await self._make(attempt, self._info(attempt))
+            return await self._make(attempt, await self._info(attempt))
         because = f": {decision.reason}" if decision.reason else ""
         message = f"tools.{attempt.tool.alias}() was not approved{because}"
         self._finished(attempt, None, message, 0.0)
@@ -132,7 +132,7 @@ class Ledger:
     async def _live(self, attempt: _Attempt) -> JsonValue | JsonText:
         if self.pending is not None:
             await self._hold(attempt)
-        info = self._info(attempt)
+        info = await self._info(attempt)
         verdict = await self.policy.check(attempt.tool, info)
         if isinstance(verdict, Deny):
             message = f"tools.{attempt.tool.alias}() was refused by the host's policy: {verdict.reason}"
@@ -146,12 +146,15 @@ class Ledger:
             await self._hold(attempt)
         return await self._make(attempt, info)
 
-    def _info(self, attempt: _Attempt) -> CallInfo:
+    async def _info(self, attempt: _Attempt) -> CallInfo:
+        self._in_flight += 1  # a call still being validated may yet be made: a pause waits for it too
         try:
-            arguments = attempt.prepare(attempt.kwargs)
+            arguments = await attempt.prepare(attempt.kwargs)
         except FunctionError as error:
             self._finished(attempt, None, error.message, 0.0)
             raise
+        finally:
+            self._settled()
         return CallInfo(tool=attempt.tool.name, alias=attempt.tool.alias, arguments=arguments)
 
     async def _make(self, attempt: _Attempt, info: CallInfo) -> JsonValue | JsonText:
@@ -162,13 +165,14 @@ class Ledger:
         try:
             converted: Converted | None = None
             error: str | None = None
+            cut_off = False
             try:
                 converted = await self.policy.limited(tool, lambda: attempt.invoke(info.arguments))
             except FunctionError as failure:
-                error = failure.message
-            except TimeoutError:
-                limit = tool.limits.timeout if tool.limits else None
-                error = f"tools.{tool.alias}() took longer than its {limit:g} s limit and was stopped; try again later"
+                error, cut_off = failure.message, isinstance(failure, CutOffError)
+            except TimeoutError:  # a sync handler's thread runs on; an async one stopped at any await
+                cut_off = True
+                error = f"tools.{tool.alias}() did not finish within its {_limit(tool):g} s limit; {MAY_HAVE_ACTED}"
             result = None if converted is None else converted.value
             outcome = CallOutcome(
                 call=info, ok=error is None, result=result, error=error, duration=time.monotonic() - started
@@ -176,15 +180,19 @@ class Ledger:
             del self._running[attempt.index]  # a cancelled call stays: it was in flight when the run stopped
             outcome = await self.policy.finish(outcome)
         finally:
-            self._in_flight -= 1
-            if self._in_flight == 0 and self.pending is not None:
-                self._quiet.set()
-        self._finished(attempt, outcome.result, outcome.error, outcome.duration, ok=outcome.ok)
+            self._settled()
+        self._finished(attempt, outcome.result, outcome.error, outcome.duration, ok=outcome.ok, cut_off=cut_off)
         if not outcome.ok:
             raise tool_error(outcome.error or "the call failed")
         if converted is not None and not self.policy.after:  # no hook saw the value, so its text is still its own
             return converted.text
         return outcome.result
+
+    def _settled(self) -> None:
+        """One call less in flight; the last one lets a pause go ahead."""
+        self._in_flight -= 1
+        if self._in_flight == 0 and self.pending is not None:
+            self._quiet.set()
 
     async def _hold(self, attempt: _Attempt) -> None:
         """Wait for the calls in flight to finish, then end this call (and the run) without making it."""
@@ -193,17 +201,33 @@ class Ledger:
         raise FunctionError("the run paused here, waiting for a person's approval", type_name=PAUSED_NAME)
 
     def _finished(
-        self, attempt: _Attempt, result: JsonValue, error: str | None, duration: float, *, ok: bool = False
+        self,
+        attempt: _Attempt,
+        result: JsonValue,
+        error: str | None,
+        duration: float,
+        *,
+        ok: bool = False,
+        cut_off: bool = False,
     ) -> None:
         name, kwargs = attempt.tool.name, attempt.kwargs
         kind: Literal["ok", "error"] = "ok" if ok else "error"
         self.entries[attempt.index] = Entry(tool=name, arguments=kwargs, kind=kind, result=result, error=error)
-        self.calls.append(ToolCall(name=name, arguments=kwargs, duration=duration, ok=ok, error=error, result=result))
+        in_flight = cut_off and not ok  # an `after` hook that gave a result made it an answer
+        self.calls.append(
+            ToolCall(
+                name=name, arguments=kwargs, duration=duration, ok=ok, error=error, result=result, in_flight=in_flight
+            )
+        )
 
     def _off_record(self) -> FunctionError:
         return FunctionError(
             f"the resumed run went off its record ({self.diverged}); nothing more is called", type_name="ReplayError"
         )
+
+
+def _limit(tool: Tool) -> float:
+    return tool.limits.timeout if tool.limits and tool.limits.timeout is not None else 0.0
 
 
 def _divergence(attempt: _Attempt, expected: Entry) -> str:

@@ -13,7 +13,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import pydantic
@@ -22,7 +22,7 @@ from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, wea
 from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
 from codemode._naming import close_matches, too_long
 from codemode._results import ResultTooLargeError, to_json
-from codemode.errors import ToolError
+from codemode.errors import ERROR_NAME, ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
 from codemode.search import merge_rankings
 from codemode.stubs import parameter_names, render_signature, render_stub
@@ -38,8 +38,31 @@ DIR_TOOLS = 100
 """`dir(tools)` lists the tools' names too in a catalog of at most this many."""
 MAX_QUERIES = 10
 """The most queries one `tools.search([...])` call may merge."""
+MAX_QUERY = 1_000
+"""The longest query `tools.search` takes, in characters: a capability in words, not a document to match."""
 _FIND = 'Find tools with `await tools.search("what you need")`.'
 SearchFunction = Callable[[str, int], Awaitable[list["Tool"]]]
+MAY_HAVE_ACTED: Final = "it may still have taken effect: check before you repeat it"
+"""What the model is told of a call cut off before it answered (a time limit, a lost connection)."""
+
+
+class CutOffError(FunctionError):
+    """A tool's `ToolError` when its call was cut off before it answered (a timeout, a lost connection).
+
+    The call may have taken effect, so the run's record marks it `in_flight`, as it does a call still running when
+    the run stopped. Raised by the MCP and OpenAPI sources; it reaches the sandbox as a plain `ToolError`.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, type_name=ERROR_NAME)
+
+
+MAX_ARGUMENT_VALUES = 100_000
+"""The most values one call's arguments may hold (every item of their lists and objects): checked before validation."""
+ON_LOOP_VALUES = 1_000
+"""Arguments of at most this many values are validated on the host's loop; larger ones in a worker thread."""
+_VALIDATORS = 2
+"""Worker threads validating large arguments at once, per `CodeMode`."""
 _SLACK = 16
 """How far over `max_result` a result is still written out, to say its exact size; past that, the walk stops."""
 
@@ -69,7 +92,9 @@ class ToolCall:
     error: str | None = None
     """The message the model saw, when it failed."""
     in_flight: bool = False
-    """Still running when the run stopped (a timeout, a crash, a cancellation): it may have taken effect."""
+    """Cut off before it answered: still running when the run stopped (a timeout, a crash, a cancellation), past
+    its `ToolLimits` timeout, or failed with a `CutOffError` (an MCP call's timeout or lost connection, an HTTP
+    request that changes data and timed out). It may have taken effect."""
     result: JsonValue = None
     """What the code got, when it succeeded (after any `after` hook's replacement)."""
     replayed: bool = False
@@ -82,6 +107,13 @@ class StubCache:
     def __init__(self) -> None:
         self._stubs: dict[str, tuple[Tool, str]] = {}
         self._validators: dict[str, tuple[Tool, CheckedSchema, dict[str, str]]] = {}
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    def limiter(self) -> anyio.CapacityLimiter:
+        """The threads that validate large arguments: a few at once, so a run's many calls queue rather than pile up."""
+        if self._limiter is None:  # made in the loop that first needs it
+            self._limiter = anyio.CapacityLimiter(_VALIDATORS)
+        return self._limiter
 
     def stub(self, tool: Tool) -> str:
         """The tool's full stub."""
@@ -215,6 +247,13 @@ class ToolRuntime:
             raise tool_error('tools.search() needs a query string, e.g. `await tools.search("send an email")`')
         if not isinstance(max_results, int) or not 1 <= max_results <= 50:
             raise tool_error("tools.search(max_results=...) must be an int from 1 to 50")
+        longest = max(len(q) for q in queries if isinstance(q, str))
+        if longest > MAX_QUERY:  # refused before any tokenizing: the search runs on the host's loop
+            raise tool_error(
+                f"a tools.search() query is at most {MAX_QUERY:,} characters (the longest given has {longest:,}): "
+                'name what you need in a few words, e.g. `await tools.search("send an email")`, '
+                "or pass a list of short queries, one per capability"
+            )
         rankings = [await self.search_tools(q, max_results) for q in queries if isinstance(q, str)]
         found = rankings[0] if len(rankings) == 1 else merge_rankings(rankings)[:max_results]
         weak = not found
@@ -247,13 +286,34 @@ class ToolRuntime:
     async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue | JsonText:
         """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
-
-        def prepare(given: JsonObject) -> JsonObject:
-            if args:
-                raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-            return self._validated(tool, given)
-
+        prepare = functools.partial(self._checked, tool, args)  # run by the ledger, in the order calls are issued
         return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
+
+    async def _checked(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonObject:
+        """The validated arguments; `ToolError` if they do not fit the schema.
+
+        Schema validation is pure Python (tens of microseconds a value): arguments of more than `ON_LOOP_VALUES`
+        are checked in a worker thread, so the host's loop goes on, and more than `MAX_ARGUMENT_VALUES` are refused.
+        """
+        if args:
+            raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
+        arguments = self._named(tool, kwargs)
+        values = count_values(arguments, stop=MAX_ARGUMENT_VALUES)
+        if values > MAX_ARGUMENT_VALUES:
+            raise tool_error(
+                f"tools.{tool.alias}(): the arguments hold more than {MAX_ARGUMENT_VALUES:,} values (the items "
+                "of every list and object, counted together); pass the data in batches, over several calls"
+            )
+        validator, names = self.cache.validator(tool)
+        if values <= ON_LOOP_VALUES:
+            errors = validator.errors(arguments)
+        else:  # abandoned on a timeout: the thread's work is bounded by `MAX_ARGUMENT_VALUES`
+            errors = await anyio.to_thread.run_sync(
+                validator.errors, arguments, abandon_on_cancel=True, limiter=self.cache.limiter()
+            )
+        if errors:
+            raise tool_error(_validation_message(tool, errors[0], names))
+        return arguments
 
     async def _invoke(self, tool: Tool, validated: JsonObject) -> Converted:
         if tool.handler is None:
@@ -273,14 +333,19 @@ class ToolRuntime:
         except FunctionError:
             raise
         except ToolError as error:  # written for the model: shown as it is, whatever `hide_errors` says
-            raise tool_error(str(error)) from None
-        except Exception as error:  # noqa: BLE001  # a tool's failure is the model's to read, not the host's
-            detail = type(error).__name__ if self.hide_errors else f"{type(error).__name__}: {error}"
+            raise tool_error(_message(error)) from None
+        except BaseException as error:  # a tool's failure, `SystemExit` too, is the model's to read, not the host's
+            if _passes_through(error):
+                raise
+            detail = type(error).__name__ if self.hide_errors else f"{type(error).__name__}: {_message(error)}"
+            if isinstance(error, SystemExit):
+                detail += " (the tool exited, as a command-line parser does on arguments it rejects)"
             raise tool_error(detail) from None
         return self._json_result(tool, result)
 
-    def _validated(self, tool: Tool, kwargs: dict[str, JsonValue]) -> JsonObject:
-        validator, names = self.cache.validator(tool)
+    def _named(self, tool: Tool, kwargs: dict[str, JsonValue]) -> JsonObject:
+        """The arguments by their schema names, unknown names refused, a `None` the schema does not take left out."""
+        names = self.cache.validator(tool)[1]
         properties = tool.parameters.get("properties")
         known = properties if isinstance(properties, dict) else {}
         arguments: JsonObject = {}
@@ -299,9 +364,6 @@ class ToolRuntime:
             if value is None and not accepts_null(known.get(original), tool.parameters):
                 continue  # `x: int | None = None` in the stub means "leave it out"
             arguments[original] = value
-        errors = validator.errors(arguments)
-        if errors:
-            raise tool_error(_validation_message(tool, errors[0], names))
         return arguments
 
     def _converted(self, tool: Tool, owner: Arguments, arguments: JsonObject) -> dict[str, Any]:
@@ -340,6 +402,36 @@ class ToolRuntime:
             f"tools.{tool.alias}() returned {size} bytes, over the {self.max_result:,} "
             "byte limit; ask for less (filters, pagination, fewer fields)"
         )
+
+
+def _passes_through(error: BaseException) -> bool:
+    """Whether `error` is (or holds) the person's Ctrl-C or the run's own cancellation: not the tool's failure."""
+    kinds = (KeyboardInterrupt, GeneratorExit, anyio.get_cancelled_exc_class())
+    if isinstance(error, BaseExceptionGroup):
+        return error.subgroup(lambda leaf: isinstance(leaf, kinds)) is not None
+    return isinstance(error, kinds)
+
+
+def _message(error: BaseException) -> str:
+    """`str(error)`, or a stand-in when the exception's own `__str__` fails."""
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001  # a broken `__str__` must not turn the call's failure into the host's
+        return f"(the {type(error).__name__}'s message could not be read)"
+
+
+def count_values(value: JsonValue, *, stop: int) -> int:
+    """How many values `value` holds below its top (items of lists, values of objects), counted up to past `stop`."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        count += len(children)
+        if count > stop:
+            break
+        stack.extend(children)
+    return count
 
 
 def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:

@@ -2,20 +2,23 @@
 
 `TypeRenderer` turns the schemas of one tool into type expression strings. Objects with properties become
 `TypedDictDef`s (data, laid out as source by `codemode.stubs`), named from `$defs` keys or titles when those are
-usable, else from the tool alias and the property path (`get_weather` + `days[]` -> `GetWeatherDay`). Python
+usable, else from the tool alias and the property path (`get_weather` + `days[]` -> `GetWeatherDay`). A named
+definition is one class wherever the tool's schemas define it: its name and the definitions it reaches decide,
+so pydantic's output schema for `-> User` (`User` itself, titled) is the parameters' `$defs/User`, and two
+different types of one name are `User` and `User2`. Python
 literal helpers (`py_str`, `py_literal`) live here too, since `Literal[...]` needs them. Anything the renderer
 cannot express becomes `Any` (or `dict[str, Any]`), never an error.
 """
 
 from __future__ import annotations
 
-import json
 import keyword
 import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from codemode._defkeys import DefinitionKeys, RefKey
 from codemode._jsonschema import (
     as_schema,
     constraint_notes,
@@ -95,12 +98,14 @@ class TypeRenderer:
     classes: list[TypedDictDef] = field(default_factory=list)
     """TypedDicts defined so far, each after the ones it uses (except in cycles)."""
     _taken: set[str] = field(default_factory=set, init=False, repr=False)
-    _named_refs: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)
-    _open_refs: set[tuple[str, str]] = field(default_factory=set, init=False, repr=False)
-    _root_keys: dict[int, str] = field(default_factory=dict, init=False, repr=False)
+    _named_refs: dict[RefKey, str] = field(default_factory=dict, init=False, repr=False)
+    _open_refs: set[RefKey] = field(default_factory=set, init=False, repr=False)
+    _keys: DefinitionKeys = field(default_factory=DefinitionKeys, init=False, repr=False)
 
     def type_of(self, value: JsonValue, root: JsonObject, path: tuple[str, ...]) -> str:
         """The Python type expression of schema `value`, whose `$ref`s resolve against `root`."""
+        if value is root and isinstance(title := root.get("title"), str) and _IDENTIFIER.fullmatch(title):
+            return self._ref("#", root, path, def_name=title)  # pydantic's `-> User`: the same `User` as a `$defs/User`
         schema, nullable = normalize(value, root)
         expr = self._non_null(schema, root, path)
         return union([expr, "None"]) if nullable else expr
@@ -121,8 +126,8 @@ class TypeRenderer:
             return "Any"
         return union(self._single(schema, kind, root, path) for kind in types)
 
-    def _ref(self, ref: str, root: JsonObject, path: tuple[str, ...]) -> str:
-        key = (self._root_key(root, whole=ref == "#"), ref)
+    def _ref(self, ref: str, root: JsonObject, path: tuple[str, ...], *, def_name: str | None = None) -> str:
+        key = self._keys.key(ref, root, def_name)
         if key in self._named_refs:
             return self._named_refs[key]
         target = resolve_ref(ref, root)
@@ -130,21 +135,13 @@ class TypeRenderer:
             return "Any"
         schema, nullable = normalize(target, root)
         if _has_properties(schema) and not isinstance(schema.get("$ref"), str):
-            expr = self._typed_dict(schema, root, path, def_name=ref_name(ref) if ref != "#" else None, ref_key=key)
+            name = def_name or (ref_name(ref) if ref != "#" else None)
+            expr = self._typed_dict(schema, root, path, def_name=name, ref_key=key)
         else:
             self._open_refs.add(key)
             expr = self._non_null(schema, root, path)
             self._open_refs.discard(key)
         return union([expr, "None"]) if nullable else expr
-
-    def _root_key(self, root: JsonObject, *, whole: bool) -> str:
-        """Roots with the same definitions share named TypedDicts (pydantic repeats `$defs` in the output schema)."""
-        if whole:
-            return f"root:{id(root)}"
-        if id(root) not in self._root_keys:
-            defs = {key: root.get(key) for key in ("$defs", "definitions")}
-            self._root_keys[id(root)] = json.dumps(defs, sort_keys=True, default=repr)
-        return self._root_keys[id(root)]
 
     def _single(self, schema: JsonObject, kind: str, root: JsonObject, path: tuple[str, ...]) -> str:
         if kind in _SCALARS:
@@ -186,7 +183,7 @@ class TypeRenderer:
         path: tuple[str, ...],
         *,
         def_name: str | None = None,
-        ref_key: tuple[str, str] | None = None,
+        ref_key: RefKey | None = None,
     ) -> str:
         name = self._class_name(schema, path, def_name)
         if ref_key is not None:

@@ -8,6 +8,7 @@ hints (with pydantic) and docstring.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ def tool_from_function(
         raise CatalogError(f"Cannot name the tool for {fn!r}: pass `name=...`.")
     from codemode._arguments import function_schemas  # pydantic, loaded by the first Python tool, not by JSONL ones
 
-    doc = parse_docstring(inspect.getdoc(fn))
+    doc = parse_docstring(_docstring(fn))
     arguments, parameters, returns = function_schemas(fn, tool_name=tool_name)
     _document_parameters(parameters, doc.params)
     summary = doc.description if description is None else description
@@ -115,6 +116,16 @@ def tool_from_function(
         limits=limits,
         arguments=arguments,
     )
+
+
+def _docstring(fn: Handler) -> str | None:
+    """The docstring that describes calling `fn`: a partial's function's, a callable object's `__call__`'s."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func  # `partial`'s own docstring describes `partial`
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        return inspect.getdoc(fn)
+    own = getattr(inspect.getattr_static(type(fn), "__call__", None), "__doc__", None)  # never an inherited one
+    return inspect.cleandoc(own) if isinstance(own, str) else inspect.getdoc(type(fn))
 
 
 def _document_parameters(parameters: JsonObject, docs: dict[str, str]) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
 from sandbox._awaiting import Lazy
 from sandbox._mainstep import MainStep, own_task, stepping
-from sandbox._signals import SEAL, StopRun
+from sandbox._signals import exit_signal
 
 if TYPE_CHECKING:
     import contextvars
@@ -74,7 +74,7 @@ async def _contained(awaitable: Awaitable[Any]) -> Any:
     try:
         return await awaitable
     except (SystemExit, KeyboardInterrupt) as exit_:
-        raise StopRun("runtime", f"{type(exit_).__name__} ended the run", seal=SEAL) from None
+        raise exit_signal(exit_) from None  # asyncio would end the whole event loop with it
 
 
 async def _in_own_task(awaitable: Awaitable[Any]) -> Any:
@@ -192,14 +192,16 @@ class AsyncioFacade:
 
     def start(self, main: Coroutine[Any, Any, Any], context: contextvars.Context) -> tuple[bool, Any]:
         """Run the first step of the run's main coroutine here, in `context` (see `MainStep.run`)."""
-        loop = asyncio.get_running_loop()
-        self._step = MainStep(
-            _contained(main), context, lambda coro: self._track(loop.create_task(coro, context=context))
-        )
+        self._step = MainStep(main, context, self._main_task)
         try:
             return self._step.run()
+        except (SystemExit, KeyboardInterrupt) as exit_:  # what `_contained` does for the main task
+            raise exit_signal(exit_) from None
         finally:
             self._step = None  # only a running step is asked for; it holds this facade
+
+    def _main_task(self, rest: Awaitable[Any], context: contextvars.Context) -> asyncio.Future[Any]:
+        return self._track(asyncio.get_running_loop().create_task(_contained(rest), context=context))
 
     async def finish(self, generators: list[Any], context: contextvars.Context) -> None:
         """The run is over: stop its tasks, then close its async generators in its context, until none is left."""

@@ -1,4 +1,4 @@
-"""The builtins of one run: a curated set, with guarded `getattr`, `pow`, `format`, `print` and `__import__`.
+"""The builtins of runs: a curated set, with guarded `getattr`, `pow`, `format`, `print` and `__import__`.
 
 Missing on purpose: `open`, `input`, `exec`, `eval`, `compile`, `globals`, `locals`, `breakpoint`,
 `memoryview`, `help` and `id`. Everything here is either a plain value type or guarded (`vars(obj)` is a copy of an
@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import builtins
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from sandbox._awaiting import anext_
 from sandbox._budgets import OUTPUT_MARKER
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
-from sandbox._signals import SEAL, ForbiddenError, StopRun
+from sandbox._guards import rules_for
+from sandbox._signals import ForbiddenError, exit_run
 from sandbox._ticking import ticking_builtins
+from sandbox._ticks import Budget
 from sandbox.limits import output_message
 
 if TYPE_CHECKING:
@@ -109,50 +111,39 @@ def _dir(obj: object = None) -> list[str]:
     return [name for name in dir(obj) if not name.startswith("_")]
 
 
-def _exit(*_: object) -> None:
-    raise StopRun("runtime", "exit() ended the run", seal=SEAL)
-
-
 _SHARED: dict[str, Any] = {
     **PLAIN_BUILTINS,
     "type": SafeType,
     **{real.__name__: sized for real, sized in SIZED.items()},
     "anext": anext_,
     "dir": _dir,
-    "exit": _exit,
-    "quit": _exit,
+    "exit": exit_run,
+    "quit": exit_run,
 }
 """The builtins that hold no state of a run: the same objects in every run's dict (a fresh dict each run)."""
 _IMPLICIT = frozenset({"__build_class__"})
 """Shared builtins the interpreter looks up by itself (a `class` statement), never by a name in the code."""
+TICKING: Final = frozenset(ticking_builtins(cast("Guards", Budget(operations=0, deadline=0.0, timeout=0.0))))
+"""The builtins that take the run's ticks (`map`, `sum`, ...): bound to each run, never shared."""
 
 
-@functools.lru_cache(maxsize=256)
-def _shared_for(names: frozenset[str]) -> dict[str, Any]:
-    return {name: value for name, value in _SHARED.items() if name in names or name in _IMPLICIT}
-
-
-def make_builtins(
-    guards: Guards, output: Output, importer: Callable[..., Any], names: frozenset[str]
-) -> dict[str, Any]:
-    """The builtins dict for one run whose code refers to `names`: of the shared builtins, only those among them.
-
-    The code reaches builtins only by name (no `globals()`, frames or `__builtins__`), so a shared one it never
-    names is one it cannot use; copying fewer touches less memory in a run that starts cold.
-    """
+@functools.lru_cache(maxsize=64)
+def _rule_builtins(max_size: int) -> dict[str, Any]:
+    """The guarded builtins that hold nothing of a run, bound to the rules of runs with this `max_size`."""
+    rules = rules_for(max_size)
 
     def vars_(*obj: object) -> dict[str, Any]:
         if len(obj) != 1:
             raise TypeError("vars() without an argument is not available in the sandbox; call vars(obj)")
-        if isinstance(obj[0], type) or not guards.is_own(obj[0]) or not hasattr(obj[0], "__dict__"):
+        if isinstance(obj[0], type) or not rules.is_own(obj[0]) or not hasattr(obj[0], "__dict__"):
             raise ForbiddenError("`vars(x)` works on instances of the code's own classes only; read attributes by name")
         # a copy; `_private` names only where no standard-library base keeps its state in the instance
-        hidden = "__" if all(guards.is_own(c) or c.__module__ == "builtins" for c in type(obj[0]).__mro__) else "_"
+        hidden = "__" if all(rules.is_own(c) or c.__module__ == "builtins" for c in type(obj[0]).__mro__) else "_"
         return {k: v for k, v in obj[0].__dict__.items() if type(k) is str and not k.startswith(hidden)}
 
     def getattr_(obj: object, name: str, *default: object) -> Any:
         try:
-            return guards.getattr(obj, name)
+            return rules.getattr(obj, name)
         except ForbiddenError:
             raise  # a refusal is never quietly replaced by the default
         except AttributeError:
@@ -161,19 +152,47 @@ def make_builtins(
             raise
 
     return {
-        **_shared_for(names),
-        **{name: value for name, value in ticking_builtins(guards).items() if name in names},
-        "__import__": importer,
-        "print": output.print,
-        "sorted": sorted_for(guards),
-        SIZE_GUARDS: guards,
+        "sorted": sorted_for(rules),
         "getattr": getattr_,
-        "hasattr": guards.hasattr,
-        "setattr": guards.setattr,
-        "delattr": guards.delattr,
-        "pow": guards.pow,
-        "format": guards.builtin_format,
-        "repr": guards.repr,
-        "ascii": guards.ascii,
+        "hasattr": rules.hasattr,
+        "setattr": rules.setattr,
+        "delattr": rules.delattr,
+        "pow": rules.pow,
+        "format": rules.builtin_format,
+        "repr": rules.repr,
+        "ascii": rules.ascii,
         "vars": vars_,
     }
+
+
+def shared_builtins(names: frozenset[str], max_size: int) -> dict[str, Any]:
+    """The builtins that hold nothing of a run, for code that refers to `names`: only those among them.
+
+    The code reaches builtins only by name (no `globals()`, frames or `__builtins__`), so a builtin it never names
+    is one it cannot use; copying fewer touches less memory in a run that starts cold. A run adds its own
+    (`run_builtins`); the ticking ones are never here, so one a run did not add is missing, not unticked.
+    """
+    every = {**_SHARED, **_rule_builtins(max_size)}
+    shared = {
+        name: value for name, value in every.items() if (name in names or name in _IMPLICIT) and name not in TICKING
+    }
+    shared[SIZE_GUARDS] = rules_for(max_size)  # what the sized constructors check against (`sandbox._classes`)
+    return shared
+
+
+def run_builtins(
+    shared: dict[str, Any],
+    guards: Guards,
+    *,
+    importer: Callable[..., Any],
+    output: Output | None,
+    ticking: frozenset[str],
+) -> dict[str, Any]:
+    """One run's builtins: `shared` (`shared_builtins`), its importer and `print`, and the ticking ones it names."""
+    made = shared.copy()
+    made["__import__"] = importer
+    if output is not None:
+        made["print"] = output.print
+    if ticking:
+        made.update({name: value for name, value in ticking_builtins(guards).items() if name in ticking})
+    return made

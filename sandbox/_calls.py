@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure, long_name
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
+from sandbox._mainstep import own_task, stepping
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ class CallState:
         self.bridge = bridge
         self.guards = guards
         self.max_calls = max_calls
-        self.semaphore = asyncio.Semaphore(max_concurrent)
+        self.max_concurrent = max_concurrent
+        self._semaphore: asyncio.Semaphore | None = None
+        """The in-flight cap, made at the first call (many runs that could call make none)."""
         self.count = 0
         self.names: dict[str, None] = {}
         self.unawaited: dict[int, PendingCall] = {}
@@ -64,8 +67,12 @@ class CallState:
         assert isinstance(args, list)  # a copy keeps its container's type
         assert isinstance(kwargs, dict)
         call = Call(pending._call.function, pending._call.attribute, args, kwargs)
-        async with self.semaphore:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.max_concurrent)
+        async with self._semaphore:
             try:
+                if stepping() is not None:  # host code runs in the run's own task, never in its first step's caller's
+                    await own_task()
                 result = await self.bridge(call)
             except HostFailure as failure:
                 raise self.error_class(failure.type_name)(failure.message) from None

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 _MAIN_LOCALS: Final = f"{MAIN}.<locals>."
 SANDBOX_CLASS_MARK: Final = "__sandbox_class__"
 """Set on every class the code makes: what `Guards.is_own` reads to tell the code's classes from the host's."""
+PLAIN_BASE_MODULES: Final = frozenset({"builtins", "abc", "typing"})
+"""Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
+_PROBED: Final = frozenset({"_asyncio_future_blocking"})
 
 # Dunders Python itself puts in a class namespace, besides the methods a class body may define.
 CLASS_KEYS = ALLOWED_DUNDER_METHODS | {
@@ -59,6 +62,48 @@ def check_class_namespace(namespace: Any) -> None:
         name = plain_key(key)
         if name.startswith("__") and name not in CLASS_KEYS:
             forbid(f"a class cannot define `{name}` in the sandbox")
+
+
+def check_class(bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
+    """Refuse a class the code may not make: an asyncio subclass, or one overriding a standard base's private hook.
+
+    A standard base calls its private hooks with its internals (`Queue._wakeup_next(self._getters)`: real Futures).
+    """
+    check_class_namespace(namespace)
+    for base in bases:
+        for ancestor in base.__mro__:
+            if SANDBOX_CLASS_MARK in vars(ancestor) or ancestor.__module__ in PLAIN_BASE_MODULES:
+                continue
+            if ancestor.__module__.split(".")[0] == "asyncio":
+                forbid(
+                    f"subclassing `asyncio.{base.__name__}` is not allowed in the sandbox; keep one as an attribute "
+                    "of your class instead"
+                )
+            for name in namespace:
+                if name.startswith("_") and not name.startswith("__") and name in vars(ancestor):
+                    forbid(
+                        f"a class cannot override `{name}` of `{ancestor.__name__}` in the sandbox (the standard "
+                        "class calls it with its internals); give your method another name"
+                    )
+
+
+def guarded_getattr_hook(namespace: dict[str, Any]) -> None:
+    """Have the class's `__getattr__` never asked for a dunder (or asyncio's future mark).
+
+    Host and standard-library code probe objects by attribute for their protocols (`copy` for `__setstate__`,
+    asyncio for `_asyncio_future_blocking`), so a `__getattr__` answering those would be handed their internals.
+    The code itself can never read such a name, so its `__getattr__` has no use for them.
+    """
+    hook = namespace.get("__getattr__")
+    if hook is None:
+        return
+
+    def __getattr__(self: object, name: str) -> Any:
+        if type(name) is not str or (name.startswith("__") and name.endswith("__")) or name in _PROBED:
+            raise AttributeError(name)
+        return hook(self, name)
+
+    namespace["__getattr__"] = __getattr__
 
 
 def plain_key(key: object) -> str:
@@ -91,6 +136,8 @@ class SafeType(type, metaclass=_TypeMeta):
             raise TypeError("type() argument 3 must be a dict")
         check_class_namespace(namespace)
         plain_namespace = {plain_key(key): value for key, value in dict.items(namespace)}
+        check_class(real_bases(bases), plain_namespace)
+        guarded_getattr_hook(plain_namespace)
         cls = super().__new__(mcs, name, real_bases(bases), plain_namespace, **kwargs)
         type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
         return cls
@@ -255,7 +302,8 @@ def make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any], **
         candidate = type(base)
         if issubclass(candidate, meta):
             meta = candidate
-    check_class_namespace(namespace)
+    check_class(bases, namespace)
+    guarded_getattr_hook(namespace)
     qualname = namespace.get("__qualname__")
     if isinstance(qualname, str) and qualname.startswith(_MAIN_LOCALS):  # as if defined at module level
         namespace["__qualname__"] = qualname[len(_MAIN_LOCALS) :]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import opcode
 import types
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -38,20 +39,22 @@ _TEXT_KEY = 8_192
 """Characters of source up to which the cache is keyed by the text itself."""
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_IMPORT_NAME = opcode.opmap["IMPORT_NAME"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Compiled:
-    """A compiled run: executing `code` in fresh globals defines the coroutine function `_main_`."""
+    """A compiled run: the coroutine function `_main_`'s code, and what a run and its errors need to know of it."""
 
     code: CodeType
-    """The module code object."""
+    """The `_main_` coroutine function's code object: a run makes the function in its own globals."""
     lines: tuple[str, ...]
     """The model's source lines, for tracebacks."""
     assigned: tuple[str, ...] = ()
     """The names the code binds at top level, sorted."""
     names: frozenset[str] = frozenset()
-    """Every name its code objects refer to (globals and attributes): a run binds only the guards it uses."""
+    """Every name its code objects refer to (globals and attributes), and `__import__` if one imports: a run binds
+    only the guards and builtins it uses (`sandbox._namespace`)."""
 
 
 _Key = tuple[str, tuple[str, ...] | None] | tuple[int, str, tuple[str, ...] | None]
@@ -131,15 +134,21 @@ def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compile
         return _syntax_error(error)
     except (RecursionError, MemoryError) as error:
         return RunError(kind="syntax", message=f"the code cannot be compiled ({type(error).__name__}); simplify it")
-    return Compiled(code=code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)), names=_names(code))
+    main_code = next(const for const in code.co_consts if isinstance(const, types.CodeType))  # the module's one def
+    return Compiled(
+        code=main_code, lines=tuple(source.splitlines()), assigned=tuple(sorted(assigned)), names=_names(main_code)
+    )
 
 
 def _names(code: CodeType) -> frozenset[str]:
+    """The names `code`'s code objects use, and `__import__` if one has an `import` (the interpreter looks it up)."""
     names: set[str] = set()
     stack = [code]
     while stack:
         current = stack.pop()
         names.update(current.co_names)
+        if _IMPORT_NAME in current.co_code[::2]:  # the opcodes: an argument or cache word may hold any byte
+            names.add("__import__")
         stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
     return frozenset(names)
 

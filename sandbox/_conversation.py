@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
+    from sandbox._alarm import Alarm
     from sandbox._dispatch import Dispatcher
     from sandbox._distrust import Admission
     from sandbox._pipe import FramePipe
@@ -45,8 +46,12 @@ _Job = tuple[int, Call, Later, int]
 class Conversation:
     """The host's side of one run on a worker's pipe, from the `run` frame sent to the `done` frame read."""
 
-    def __init__(self, pipe: FramePipe, dispatcher: Dispatcher, *, run_id: int, admission: Admission) -> None:
+    def __init__(
+        self, pipe: FramePipe, dispatcher: Dispatcher, *, run_id: int, admission: Admission, alarm: Alarm
+    ) -> None:
         self._pipe = pipe
+        self._alarm = alarm
+        """The worker's timer for the run's deadline (with a reader callback)."""
         self._dispatcher = dispatcher
         self._run_id = run_id
         self._admission = admission
@@ -106,12 +111,11 @@ class Conversation:
         """`serve` with a reader callback (asyncio), which starts answering tasks in an asyncio task group itself.
 
         An asyncio task starts in a few µs where anyio's `start_soon` takes some 25, and from the callback, with no
-        turn of this task. The deadline is one timer on the loop: this task sleeps only in `_sleep`, which the timer
-        wakes, or in `_waited`, which takes the same deadline as a cancel scope.
+        turn of this task. The deadline is the worker's `Alarm`, one timer on the loop: this task sleeps only in
+        `_sleep`, which the alarm wakes, or in `_waited`, which takes the same deadline as a cancel scope.
         """
-        loop = asyncio.get_running_loop()
-        self._deadline = loop.time() + within
-        timer = loop.call_at(self._deadline, self._expire) if math.isfinite(within) else None
+        self._deadline = asyncio.get_running_loop().time() + within
+        self._alarm.set(self._deadline, self._expire)
         self._task_context = contextvars.copy_context()
         try:
             async with asyncio.TaskGroup() as group:
@@ -125,8 +129,7 @@ class Conversation:
                         for task in self._spawned:
                             task.cancel()
         finally:
-            if timer is not None:
-                timer.cancel()
+            self._alarm.clear()
 
     def _start(self, function: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
         """Start a task: right here in the asyncio task group if there is one, else by the serving task."""
@@ -353,6 +356,7 @@ class Conversation:
         try:
             if frames:
                 self._pipe.write(frames[0] if len(frames) == 1 else b"".join(frames))
-            await self._pipe.drain()
+            if self._pipe.unwritten:
+                await self._pipe.drain()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             self.reply_failed = True

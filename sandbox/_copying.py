@@ -1,8 +1,9 @@
-"""`copy.deepcopy` as the sandbox offers it: the standard algorithm, with its memo never handed out.
+"""`copy.copy` and `copy.deepcopy` as the sandbox offers them: the standard algorithms, hooks from classes only.
 
-The real `deepcopy` asks each object for `__deepcopy__` by attribute, so a class of the code's with
-`__getattr__` receives the memo, and the memo keeps the originals of everything copied so far (the
-sandbox's own state among them). Here every hook is looked up on the class, never through the object: the
+The real ones ask the new object for `__setstate__` and the original for `__deepcopy__` by attribute, so a
+class of the code's with `__getattr__` receives the original's real `__dict__` (a standard base's state: an
+asyncio primitive's loop) or the memo, which keeps the originals of everything copied so far (the sandbox's
+own state among them). Here every hook is looked up on the class, never through the object: the
 code's classes cannot define `__deepcopy__`, `__reduce__` or `__setstate__`, so they copy by their state,
 and the standard library's hooks get a fresh memo of their own. The sandbox's own objects (host function
 proxies, module facades, task handles) are not copied: they hold the run's machinery, not data.
@@ -12,9 +13,12 @@ from __future__ import annotations
 
 import copyreg
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox._signals import forbid
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _ATOMIC: tuple[type, ...] = (
     type(None),
@@ -47,6 +51,22 @@ class _Memo:
     def remember(self, original: Any, copied: Any) -> None:
         self.copies[id(original)] = copied
         self.alive.append(original)
+
+
+def copy(x: Any) -> Any:
+    """A shallow copy of `x`, as `copy.copy` makes it."""
+    cls = type(x)
+    if cls in _ATOMIC or cls in (tuple, frozenset) or issubclass(cls, type) or _is_sandbox_object(cls):
+        return x
+    if cls in (list, dict, set, bytearray):
+        return cls.copy(x)
+    hook = _class_attribute(cls, "__copy__", x)
+    if hook is not None:
+        return hook()
+    reduced = _reduced(x)
+    if isinstance(reduced, str):
+        return x
+    return _rebuild(reduced, lambda item: item)
 
 
 def deepcopy(x: Any, memo: Any = None) -> Any:
@@ -127,12 +147,17 @@ def _reconstruct(x: Any, memo: _Memo) -> Any:
     reduced = _reduced(x)
     if isinstance(reduced, str):
         return x
+    return _rebuild(reduced, lambda item: _copy(item, memo), lambda y: memo.remember(x, y))
+
+
+def _rebuild(reduced: Any, copied: Callable[[Any], Any], made: Callable[[Any], None] = lambda _: None) -> Any:
+    """The object a `__reduce_ex__` value describes, its parts passed through `copied` (a deep copy, or as they are)."""
     func, args, *rest = reduced
     state, listiter, dictiter = (*rest, None, None, None)[:3]
-    y = func(*_copy(args, memo))
-    memo.remember(x, y)
+    y = func(*copied(args))
+    made(y)
     if state is not None:
-        state = _copy(state, memo)
+        state = copied(state)
         setstate = _class_attribute(type(y), "__setstate__", y)
         if setstate is not None:
             setstate(state)
@@ -146,8 +171,8 @@ def _reconstruct(x: Any, memo: _Memo) -> Any:
                 setattr(y, key, value)
     if listiter is not None:
         for item in listiter:
-            y.append(_copy(item, memo))
+            y.append(copied(item))
     if dictiter is not None:
         for key, value in dictiter:
-            y[_copy(key, memo)] = _copy(value, memo)
+            y[copied(key)] = copied(value)
     return y

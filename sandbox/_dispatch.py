@@ -51,6 +51,8 @@ class Dispatcher:
         self._coroutine_functions: dict[int, tuple[HostFunction, bool]] = {}
         """Whether each target called so far (by `id`, kept alive here) is an `async def`."""
         self.count = 0
+        self.called: dict[str, None] = {}
+        """The labels of the calls begun, in first-call order: what a run the worker never reported on made."""
 
     def kinds(self) -> dict[str, list[str] | None]:
         """Each function name: None for a plain function, a namespace's names (a snapshot, for `dir()`) else."""
@@ -96,6 +98,7 @@ class Dispatcher:
         self.count += 1
         if self.max_calls is not None and self.count > self.max_calls:
             raise HostFailure("RuntimeError", calls_message(self.max_calls))
+        self.called.setdefault(call.label)
         target = self.resolve(call.function, call.attribute)
         if self._is_coroutine_function(target):
             return Later(self._limited(target, call, None))
@@ -115,19 +118,18 @@ class Dispatcher:
     async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
         if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
-        await self._take_slot()
+        if self._busy < self._slots and not self._queue:  # a free slot, and no call waiting before this one
+            self._busy += 1
+        else:
+            await self._wait_for_slot()
         try:
             result = await _finish(target, call, started)
         finally:
             self._free_slot()
         return self._checked(result, call)
 
-    async def _take_slot(self) -> None:
-        """Take an in-flight slot: at once while one is free and no call waits before this one, else in turn."""
-        assert self._slots is not None
-        if self._busy < self._slots and not self._queue:
-            self._busy += 1
-            return
+    async def _wait_for_slot(self) -> None:
+        """Wait for an in-flight slot in turn: the first call waiting gets the next one freed."""
         turn = anyio.Event()
         self._queue.append(turn)
         try:
@@ -149,6 +151,10 @@ class Dispatcher:
     @staticmethod
     def _checked(result: object, call: Call) -> Reply:
         """What goes back to the code: a `JsonText` as it is (encoded by the host already), else a checked copy."""
+        if result is None or type(result) is bool or type(result) is str:
+            return result  # exact immutable JSON scalars: `check_json` gives them back as they are
+        if type(result) is int and -_SMALL_INT < result < _SMALL_INT:
+            return result  # likewise, far inside its `MAX_INT_BITS`
         if isinstance(result, JsonText):
             return result
         try:
@@ -157,6 +163,8 @@ class Dispatcher:
             raise HostFailure("TypeError", f"`{call.label}` returned data that is not JSON: {error}") from None
 
 
+_SMALL_INT = 2**62
+"""Ints smaller than this have far fewer bits than `check_json` lets through (`MAX_INT_BITS`)."""
 _PLAIN = frozenset({int, str, float, bool, type(None), list, dict, JsonText})
 """Types of a sync function's result that are never awaitable (the usual ones: no `isawaitable` needed)."""
 
@@ -179,6 +187,8 @@ def _start(target: HostFunction, call: Call) -> object:
         raise HostFailure(error.type_name, error.message) from None
     except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
         raise HostFailure(type(error).__name__, str(error)) from None
+    except SystemExit as error:  # argparse on arguments it rejects: that call's failure, never the host's exit
+        raise _exited(error) from None
 
 
 async def _finish(target: HostFunction, call: Call, started: Awaitable[object] | None) -> object:
@@ -191,4 +201,10 @@ async def _finish(target: HostFunction, call: Call, started: Awaitable[object] |
         raise HostFailure(error.type_name, error.message) from None
     except Exception as error:  # noqa: BLE001  # a host function's failure is reported to the model
         raise HostFailure(type(error).__name__, str(error)) from None
+    except SystemExit as error:
+        raise _exited(error) from None
     return result
+
+
+def _exited(error: SystemExit) -> HostFailure:
+    return HostFailure("SystemExit", f"{error.code} (the function exited, as a command-line parser does on arguments)")

@@ -57,7 +57,7 @@ def checked_result(
     value = result.value
     if error is not None:
         lied, value = lied or value is not None, None
-    else:
+    elif not _small_scalar(value, limits.result):
         try:  # the worker's own rules for a value (depth, values, int size), then the size
             value = check_json(value)
         except (NotJsonError, RecursionError) as problem:
@@ -91,6 +91,22 @@ def checked_result(
         result, value=value, stdout=stdout, error=error, variables=variables, dropped_variables=dropped, **counts
     )
     return checked, lied
+
+
+def _small_scalar(value: object, limit: int) -> bool:
+    """Whether `value` is None, a bool or an int of at most 18 digits, and `limit` at least their 19 characters.
+
+    Such a value passes the worker's rules for a value as it is, and its JSON cannot be over `limit`.
+    """
+    kind = type(value)
+    return limit >= _SMALL_JSON and (
+        value is None or kind is bool or (kind is int and -_SMALL_INT < value < _SMALL_INT)  # type: ignore[operator]
+    )
+
+
+_SMALL_INT = 10**18
+_SMALL_JSON = 19
+"""Characters of the longest JSON of a `_small_scalar`: `-999999999999999999`."""
 
 
 def _checked_counts(result: RunResult, limits: Limits) -> tuple[dict[str, Any], bool]:

@@ -1,8 +1,9 @@
 """Runtime guards: the functions the policy's rewritten code calls (`_getattr_`, `_tick_`, `_mul_`, ...).
 
-One `Guards` is made per run. It knows which classes the run created (their `_private` attributes are the code's
-own); the operation budget comes from `Budget` (`sandbox._ticks`), the size caps on single operations from
-`SizeGuards`.
+Most guards hold nothing of a run (`Rules`: attribute, item and write rules, and the size caps on single operations
+from `SizeGuards`), so runs with the same `max_size` share one `Rules` and its bound guards, made once. One
+`Guards` is made per run: the rules plus the run's own budget (`Budget`, `sandbox._ticks`) and the coroutines its
+code made; only `RUN_GUARDS` are bound to it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import functools
 import inspect
 import textwrap
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from RestrictedPython.Guards import guarded_unpack_sequence
 
 from sandbox._awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
-from sandbox._classes import SANDBOX_CLASS_MARK, real_bases
+from sandbox._classes import PLAIN_BASE_MODULES, SANDBOX_CLASS_MARK, real_bases
 from sandbox._compile import FILENAME
 from sandbox._decimalctx import ContextWrites
 from sandbox._dunders import own_instances_only, read_dunder
@@ -32,7 +33,7 @@ from sandbox._sizes import SizeGuards
 from sandbox._sizes_growth import GROWING
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox._supers import super_attribute
-from sandbox._ticking import yield_from_for
+from sandbox._ticking import yield_from
 from sandbox._ticks import Budget
 from sandbox._typingfacade import check_subscription
 
@@ -46,23 +47,14 @@ _MUTABLE = (dict, list, set, bytearray)
 _PLAIN_VALUES = (int, float, complex, bool, str, bytes, type(None))
 _BYTES = (bytes, bytearray)
 _PLAIN_SUBSCRIPTED = frozenset({dict, list, tuple, str, bytes, bytearray, range})
-_PLAIN_BASE_MODULES = frozenset({"builtins", "abc", "typing"})
-"""Modules whose classes may be bases of the code's without hiding its `_private` attributes: no private state."""
 
 
-class Guards(SizeGuards, Budget):
-    """The per-run guard functions: the operation budget, attribute and write rules, and the size guards."""
+class Rules(SizeGuards):
+    """The guards that hold nothing of a run: attribute, item and write rules, and the size caps.
 
-    def __init__(
-        self, *, operations: int, deadline: float, timeout: float, max_size: int, repeat: Repeat | None
-    ) -> None:
-        SizeGuards.__init__(self, max_size=max_size)
-        Budget.__init__(self, operations=operations, deadline=deadline, timeout=timeout)
-        self.repeat = repeat
-        """What makes the run repeatable (its seed, its clock), or None: the module facades read it on import."""
-        self.coroutines: list[Any] = []
-        self.async_generators: list[Any] = []
-        self._coroutine_code: types.CodeType | None = None
+    One is shared by every run with the same `max_size` (`rules_for`): a run's own state (its budget, its
+    coroutines) is on its `Guards`, which adds it to these.
+    """
 
     # -- attributes and items ----------------------------------------------------------------------------
 
@@ -71,7 +63,7 @@ class Guards(SizeGuards, Budget):
         if isinstance(obj, type):
             return bool(getattr(obj, SANDBOX_CLASS_MARK, False))
         if isinstance(obj, types.FunctionType):  # the code's, or the wrapper `_coroutine_` puts on its `async def`
-            return obj.__code__.co_filename == FILENAME or obj.__code__ is self._coroutine_code
+            return obj.__code__.co_filename == FILENAME or obj.__code__ is _COROUTINE_CODE
         return bool(getattr(type(obj), SANDBOX_CLASS_MARK, False))
 
     def getattr(self, obj: object, name: str, *default: object) -> Any:
@@ -160,7 +152,7 @@ class Guards(SizeGuards, Budget):
             return self.is_own(obj)
         cls = obj if isinstance(obj, type) else type(obj)
         return all(
-            SANDBOX_CLASS_MARK in vars(base) or base.__module__ in _PLAIN_BASE_MODULES for base in cls.__mro__
+            SANDBOX_CLASS_MARK in vars(base) or base.__module__ in PLAIN_BASE_MODULES for base in cls.__mro__
         ) and bool(getattr(cls, SANDBOX_CLASS_MARK, False))
 
     def hasattr(self, obj: object, name: str) -> bool:
@@ -198,10 +190,6 @@ class Guards(SizeGuards, Budget):
             check_subscription(obj, key)
         return obj[key]
 
-    def getiter(self, obj: Iterable[Any]) -> Iterator[Any]:
-        """The iterable of a `for` statement or a comprehension: each item it produces takes a tick."""
-        return self.ticking(obj)
-
     @staticmethod
     def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Any:
         """Tuple assignment (RestrictedPython's guard)."""
@@ -212,19 +200,27 @@ class Guards(SizeGuards, Budget):
         """A call with `*args` or `**kwargs`."""
         return func(*args, **kwargs)
 
+
+class Guards(Rules, Budget):
+    """One run's guards: the rules, and what is the run's own (its budget, the coroutines its code made)."""
+
+    def __init__(
+        self, *, operations: int, deadline: float, timeout: float, max_size: int, repeat: Repeat | None
+    ) -> None:
+        self.max_size = max_size  # all `Rules` keeps
+        Budget.__init__(self, operations=operations, deadline=deadline, timeout=timeout)
+        self.repeat = repeat
+        """What makes the run repeatable (its seed, its clock), or None: the module facades read it on import."""
+        self.coroutines: list[Any] = []
+        self.async_generators: list[Any] = []
+
+    def getiter(self, obj: Iterable[Any]) -> Iterator[Any]:
+        """The iterable of a `for` statement or a comprehension: each item it produces takes a tick."""
+        return self.ticking(obj)
+
     def coroutine(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap an `async def` of the code's so its coroutines are known, and closed if never awaited."""
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            coro = function(*args, **kwargs)
-            if inspect.iscoroutine(coro):  # held until the run ends, so one never awaited is closed, not warned about
-                self.coroutines.append(coro)
-            elif inspect.isasyncgen(coro):  # closed by the run, or the loop's finalizer would run it afterwards
-                self.async_generators.append(coro)
-            return coro
-
-        self._coroutine_code = call.__code__  # so `is_own` knows the wrapper as the code's (`functools.wraps`)
-        return functools.update_wrapper(call, function)
+        return functools.update_wrapper(_tracked(function, self.coroutines, self.async_generators), function)
 
     def close_unawaited(self) -> None:
         """Close the code's coroutines that never started (what CPython would warn about in the host)."""
@@ -233,34 +229,71 @@ class Guards(SizeGuards, Budget):
                 coro.close()
         self.coroutines.clear()
 
-    def names(self) -> dict[str, object]:
-        """The guard functions under the names the policy's rewritten code uses."""
-        return {
-            "_getattr_": self.getattr,
-            "_getitem_": self.getitem,
-            "_write_": self.write,
-            "_getiter_": self.getiter,
-            "_citer_": self.getiter,
-            "_yieldfrom_": yield_from_for(self),
-            "_star_": self.star,
-            "_unpack_sequence_": self.unpack_sequence,
-            "_apply_": self.apply,
-            "_inplacevar_": self.inplace,
-            "_tick_": self.tick,
-            "_mul_": self.mul,
-            "_pow_": self.pow,
-            "_lshift_": self.lshift,
-            "_mod_": self.mod,
-            "_format_": self.format,
-            "_add_": self.add,
-            "_iadd_": self.iadd,
-            "_imul_": self.imul,
-            "_ipow_": self.ipow,
-            "_ilshift_": self.ilshift,
-            "_imod_": self.imod,
-            "_coroutine_": self.coroutine,
-            **fast_names(self.max_size),
-        }
+    def yield_from(self, iterable: Any) -> Any:
+        """The iterable of a `yield from`: a builtin one's items take a tick each (`sandbox._ticking`)."""
+        return yield_from(self, iterable)
+
+    def own_guards(self, names: Iterable[tuple[str, str]]) -> dict[str, object]:
+        """The run's own guard functions among `names` (`RUN_GUARDS` items the code uses)."""
+        return {name: getattr(self, attribute) for name, attribute in names}
+
+
+RULE_GUARDS: Final = {
+    "_getattr_": "getattr",
+    "_getitem_": "getitem",
+    "_write_": "write",
+    "_unpack_sequence_": "unpack_sequence",
+    "_apply_": "apply",
+    "_inplacevar_": "inplace",
+    "_mul_": "mul",
+    "_pow_": "pow",
+    "_lshift_": "lshift",
+    "_mod_": "mod",
+    "_format_": "format",
+    "_add_": "add",
+    "_iadd_": "iadd",
+    "_imul_": "imul",
+    "_ipow_": "ipow",
+    "_ilshift_": "ilshift",
+    "_imod_": "imod",
+    "_star_": "star",
+}
+"""The guards the policy's rewritten code calls that hold nothing of a run, by name -> their `Rules` method."""
+RUN_GUARDS: Final = {
+    "_tick_": "tick",
+    "_getiter_": "getiter",
+    "_citer_": "getiter",
+    "_yieldfrom_": "yield_from",
+    "_coroutine_": "coroutine",
+}
+"""The guards bound to one run (its budget, its coroutines), by name -> their `Guards` attribute."""
+
+
+@functools.lru_cache(maxsize=64)
+def rules_for(max_size: int) -> Rules:
+    """The rules shared by every run with this `max_size`."""
+    return Rules(max_size=max_size)
+
+
+def rule_names(rules: Rules) -> dict[str, object]:
+    """The shared guard functions under the names the policy's rewritten code uses."""
+    return {**{name: getattr(rules, method) for name, method in RULE_GUARDS.items()}, **fast_names(rules.max_size)}
+
+
+def _tracked(function: Callable[..., Any], coroutines: list[Any], async_generators: list[Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        coro = function(*args, **kwargs)
+        if inspect.iscoroutine(coro):  # held until the run ends, so one never awaited is closed, not warned about
+            coroutines.append(coro)
+        elif inspect.isasyncgen(coro):  # closed by the run, or the loop's finalizer would run it afterwards
+            async_generators.append(coro)
+        return coro
+
+    return call
+
+
+_COROUTINE_CODE = next(c for c in _tracked.__code__.co_consts if isinstance(c, types.CodeType))
+"""The code of the wrapper `_coroutine_` puts on an `async def`: `is_own` knows it as the code's (`functools.wraps`)."""
 
 
 def _as_is(obj: Iterable[Any]) -> Iterable[Any]:

@@ -22,6 +22,7 @@ import inspect
 import itertools
 import json
 import math
+import operator
 import types
 import uuid
 from typing import Any, TypeAlias
@@ -47,7 +48,8 @@ class NotJsonError(ValueError):
 
 def check_json(value: object, *, max_depth: int = MAX_DEPTH, max_int_bits: int = MAX_INT_BITS) -> JsonValue:
     """Return a fresh copy of `value` made only of exact JSON types (tuples become lists), or raise `NotJsonError`."""
-    return _convert("value", value, max_depth, max_int_bits, strict=True)
+    flat = _flat_copy(value, max_depth, max_int_bits)
+    return flat if flat is not None else _convert("value", value, max_depth, max_int_bits, strict=True)
 
 
 def to_json(
@@ -61,21 +63,30 @@ def to_json(
         max_depth: Levels of nesting allowed.
         max_int_bits: The largest int allowed, in bits.
     """
-    return _convert(path, value, max_depth, max_int_bits, strict=False)
+    flat = _flat_copy(value, max_depth, max_int_bits)
+    return flat if flat is not None else _convert(path, value, max_depth, max_int_bits, strict=False)
 
 
 def _convert(root: str, value: object, max_depth: int, max_int_bits: int, *, strict: bool) -> JsonValue:
-    """Convert without naming where each value sits; only if that fails, again with names, for the message."""
-    flat = _flat_copy(value, max_depth, max_int_bits)
-    if flat is not None:
-        return flat
+    """Convert in one walk; where a failing value sits (`value['a'][0]`) is spelled out only once it failed."""
     try:
-        return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=False).value(
-            value, root, max_depth
-        )
-    except NotJsonError:
-        pass  # the same walk again names the place: it reads plain data only, so it fails in the same place
-    return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict, paths=True).value(value, root, max_depth)
+        return _Converter(root, max_depth, max_int_bits, MAX_NODES, strict=strict).value(value, max_depth)
+    except _Unplaced as error:
+        raise NotJsonError(f"{root}{''.join(reversed(error.where))}{error}") from None
+
+
+class _Unplaced(NotJsonError):
+    """A failure whose message starts right after the failing value's place; the walk's frames add the place."""
+
+    def __init__(self, rest: str) -> None:
+        super().__init__(rest)
+        self.where: list[str] = []
+        """The place's parts, innermost first (`[0]`, `['a']`, `.value`)."""
+
+
+def _placed(error: _Unplaced, part: str) -> _Unplaced:
+    error.where.append(part)
+    return error
 
 
 def _flat_copy(value: object, max_depth: int, max_int_bits: int) -> list[JsonValue] | dict[str, JsonValue] | None:
@@ -87,8 +98,10 @@ def _flat_copy(value: object, max_depth: int, max_int_bits: int) -> list[JsonVal
     data: Any = value
     if (kind is not list and kind is not dict) or max_depth < 1 or len(data) >= MAX_NODES:
         return None
-    if kind is dict and not all(type(key) is str for key in dict.keys(data)):
-        return None
+    if kind is dict:
+        for key in dict.keys(data):
+            if type(key) is not str:
+                return None
     low, high = _INT_BOUNDS if max_int_bits == MAX_INT_BITS else (-(1 << max_int_bits), 1 << max_int_bits)
     for item in dict.values(data) if kind is dict else data:
         item_kind = type(item)
@@ -144,113 +157,123 @@ _SIZE_SLACK = 16
 
 
 class _Converter:
-    def __init__(
-        self, root: str, max_depth: int, max_int_bits: int, max_nodes: int, *, strict: bool, paths: bool
-    ) -> None:
+    def __init__(self, root: str, max_depth: int, max_int_bits: int, max_nodes: int, *, strict: bool) -> None:
         self.root = root
         self.max_depth = max_depth
         self.max_int_bits = max_int_bits
         self.nodes_left = max_nodes
         self.strict = strict
-        self.paths = paths
-        """Whether to name each value's place (`value['a'][0]`): only for the message of a value that failed."""
 
-    def value(self, value: Any, path: str, depth: int) -> JsonValue:
+    def value(self, value: Any, depth: int) -> JsonValue:
         self.nodes_left -= 1
         if self.nodes_left < 0:
-            raise NotJsonError(too_many_values_message(self.root))
+            raise NotJsonError(too_many_values_message(self.root))  # of the whole value: no place
         kind = type(value)
         if value is None or kind is bool or kind is str:
             return value  # type: ignore[no-any-return]  # exact immutable JSON scalars
         if kind is int or kind is float:
-            return self.number(value, path)
+            return self.number(value)
         if depth <= 0:
-            raise NotJsonError(f"{path} is nested more than {self.max_depth} levels deep")
+            raise _Unplaced(f" is nested more than {self.max_depth} levels deep")
         if kind is dict:
-            return self.mapping(value, path, depth)
+            return self.mapping(value, depth)
         if kind is list or kind is tuple:
-            return self.items(list.__iter__(value) if kind is list else tuple.__iter__(value), path, depth)
+            return self.items((list if kind is list else tuple).__iter__(value), len(value), depth)
         if self.strict:
             name = kind.__name__
             article = "an" if name[:1].lower() in "aeiou" else "a"
-            raise NotJsonError(
-                f"{path} is {article} {name}, not JSON data (use dict, list, str, int, float, bool, None)"
-            )
-        return self.convert(value, kind, path, depth)
+            raise _Unplaced(f" is {article} {name}, not JSON data (use dict, list, str, int, float, bool, None)")
+        return self.convert(value, kind, depth)
 
-    def number(self, value: Any, path: str) -> int | float:
+    def number(self, value: Any) -> int | float:
         if type(value) is float or isinstance(value, float):
             number = float.__float__(value)  # the value itself, even of a subclass
             if not math.isfinite(number):
-                raise NotJsonError(f"{path} is {number!r}, which JSON cannot carry: use None or a string instead")
+                raise _Unplaced(f" is {number!r}, which JSON cannot carry: use None or a string instead")
             return number
         whole = int.__index__(value)
         if whole.bit_length() > self.max_int_bits:
-            raise NotJsonError(int_too_large_message(path, whole.bit_length()))
+            raise _Unplaced(int_too_large_message("", whole.bit_length()))  # the place goes in front
         return whole
 
-    def mapping(self, value: Any, path: str, depth: int) -> dict[str, JsonValue]:
+    def mapping(self, value: Any, depth: int) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {}
         for key, item in dict.items(value).__iter__():  # the dict's own storage, not an `items()` of the code's
-            name = self.key(key, path)
+            name = self.key(key)
             if name in out:
-                raise NotJsonError(f"{path} has two keys that both become {name!r} in JSON; keep one of them")
-            out[name] = self.value(item, f"{path}[{name!r}]" if self.paths else path, depth - 1)
+                raise _Unplaced(f" has two keys that both become {name!r} in JSON; keep one of them")
+            try:
+                out[name] = self.value(item, depth - 1)
+            except _Unplaced as error:
+                raise _placed(error, f"[{name!r}]") from None
         return out
 
-    def items(self, iterator: Any, path: str, depth: int) -> list[JsonValue]:
-        if not self.paths:
-            return [self.value(item, path, depth - 1) for item in iterator]
-        return [self.value(item, f"{path}[{index}]", depth - 1) for index, item in enumerate(iterator)]
+    def items(self, iterator: Any, size: int, depth: int) -> list[JsonValue]:
+        """The converted items of a container of `size` items, from its own C iterator."""
+        try:
+            return [self.value(item, depth - 1) for item in iterator]
+        except _Unplaced as error:  # the iterator knows how many it has left: so which item failed
+            raise _placed(error, f"[{size - operator.length_hint(iterator) - 1}]") from None
 
-    def key(self, key: Any, path: str) -> str:
+    def key(self, key: Any) -> str:
         kind = type(key)
         if kind is str:
             return key  # type: ignore[no-any-return]  # an exact str
         if self.strict:
-            raise NotJsonError(f"{path} has a key that is {_a(kind)}; JSON object keys must be strings")
+            raise _Unplaced(f" has a key that is {_a(kind)}; JSON object keys must be strings")
         if key is None or kind is bool:
             return {None: "null", True: "true", False: "false"}[key]
         if _is(kind, enum.Enum):
-            return self.key(_enum_value(key), f"{path} (a key's value)")
+            try:
+                return self.key(_enum_value(key))
+            except _Unplaced as error:
+                raise _placed(error, " (a key's value)") from None
         if _is(kind, str):
             return str.__getitem__(key, slice(None))  # its value, not its `__str__`
         if _is(kind, int) or _is(kind, float):
-            number = self.number(key, path) if _is(kind, int) else float.__float__(key)
+            number = self.number(key) if _is(kind, int) else float.__float__(key)
             return _float_key(number) if type(number) is float else int.__repr__(number)
-        text = _as_text(key, kind, path)
+        text = _as_text(key, kind)
         if text is not None:
             return text
-        raise NotJsonError(f"{path} has a key that is {_a(kind)}; JSON object keys are strings: use a str key")
+        raise _Unplaced(f" has a key that is {_a(kind)}; JSON object keys are strings: use a str key")
 
-    def convert(self, value: Any, kind: type, path: str, depth: int) -> JsonValue:
+    def convert(self, value: Any, kind: type, depth: int) -> JsonValue:
         """The values JSON lacks, as pydantic's JSON mode writes them; or a `NotJsonError` that says what to do."""
         if _is(kind, enum.Enum):
-            return self.value(_enum_value(value), f"{path}.value", depth - 1)
+            return self.inner(_enum_value(value), ".value", depth)
         if _is(kind, int) or _is(kind, float):
-            return self.number(value, path)
+            return self.number(value)
         if _is(kind, str):
             return str.__getitem__(value, slice(None))  # its value, not its `__str__`
         if _is(kind, dict):
-            return self.mapping(value, path, depth)  # Counter, defaultdict, OrderedDict
+            return self.mapping(value, depth)  # Counter, defaultdict, OrderedDict
         if _is(kind, list) or _is(kind, tuple) or _is(kind, collections.deque):
             base = next(base for base in (list, tuple, collections.deque) if _is(kind, base))
-            return self.items(base.__iter__(value), path, depth)  # namedtuples too
+            return self.items(base.__iter__(value), base.__len__(value), depth)  # namedtuples too
         if _is(kind, set) or _is(kind, frozenset):
-            return _sorted(self.items((set if _is(kind, set) else frozenset).__iter__(value), path, depth))
+            unordered = set if _is(kind, set) else frozenset
+            return _sorted(self.items(unordered.__iter__(value), unordered.__len__(value), depth))
         if any(kind is view for view in _VIEWS):
-            return self.items(iter(value), path, depth)  # `d.keys()` of a real dict
+            return self.items(iter(value), len(value), depth)  # `d.keys()` of a real dict
         if kind is type({}.items()):
-            return [self.items(iter(pair), f"{path}[{i}]", depth - 1) for i, pair in enumerate(value)]
-        text = _as_text(value, kind, path)
+            return [self.inner(pair, f"[{i}]", depth) for i, pair in enumerate(value)]  # pairs as tuples
+        text = _as_text(value, kind)
         if text is not None:
             return text
         if _is(kind, bytes) or _is(kind, bytearray):
-            return _utf8(value, kind, path)
+            return _utf8(value, kind)
         fields = _dataclass_fields(kind)
         if fields is not None:
-            return {name: self.value(_field(value, name, path), f"{path}.{name}", depth - 1) for name in fields}
-        raise NotJsonError(f"{path} is {_a(kind)}: {_fix(value, kind)}")
+            return {name: self.inner(_field(value, name), f".{name}", depth) for name in fields}
+        raise _Unplaced(f" is {_a(kind)}: {_fix(value, kind)}")
+
+    def inner(self, value: Any, part: str, depth: int) -> JsonValue:
+        """`value`, one level down at `part` of the value being converted."""
+        try:
+            return self.value(value, depth - 1)
+        except _Unplaced as error:
+            raise _placed(error, part) from None
 
 
 def _is(kind: type, base: type) -> bool:
@@ -276,15 +299,13 @@ def _float_key(number: float) -> str:
     return "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")  # as `json.dumps` spells them
 
 
-def _as_text(value: Any, kind: type, path: str) -> str | None:
+def _as_text(value: Any, kind: type) -> str | None:
     """Datetimes, dates, times and durations in ISO 8601; Decimal, UUID and Fraction as their strings."""
     if _is(kind, datetime.datetime) or _is(kind, datetime.time):
         base = datetime.datetime if _is(kind, datetime.datetime) else datetime.time
         zone = base.tzinfo.__get__(value)  # the field itself, not a property
         if zone is not None and type(zone) is not datetime.timezone:
-            raise NotJsonError(
-                f"{path} has a tzinfo that is not a `datetime.timezone`: use `datetime.timezone(offset)`"
-            )
+            raise _Unplaced(" has a tzinfo that is not a `datetime.timezone`: use `datetime.timezone(offset)`")
         text: str = base.isoformat(value)  # the base's own formatting
         return text[:-6] + "Z" if text.endswith("+00:00") else text  # as pydantic writes UTC
     if _is(kind, datetime.date):
@@ -300,9 +321,7 @@ def _as_text(value: Any, kind: type, path: str) -> str | None:
         top, bottom = int.__index__(numerator), int.__index__(denominator)
         bits = max(top.bit_length(), bottom.bit_length())
         if bits > _MAX_FRACTION_BITS:  # past what `str(int)` writes (4,300 digits), it would raise ValueError
-            raise NotJsonError(
-                f"{path} is a Fraction of {bits:,} bits, too large to write out; return float(x) or round it"
-            )
+            raise _Unplaced(f" is a Fraction of {bits:,} bits, too large to write out; return float(x) or round it")
         return f"{top}/{bottom}"  # the slots, as pydantic writes it
     return None
 
@@ -328,7 +347,7 @@ def _duration(value: Any) -> str:
     return f"{sign}P{date}{'T' + clock if clock else ''}"
 
 
-def _utf8(value: Any, kind: type, path: str) -> str:
+def _utf8(value: Any, kind: type) -> str:
     raw = (
         bytes(bytearray.__getitem__(value, slice(None)))
         if _is(kind, bytearray)
@@ -337,7 +356,7 @@ def _utf8(value: Any, kind: type, path: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise NotJsonError(f"{path} is bytes that are not UTF-8 text: return `base64.b64encode(b).decode()`") from None
+        raise _Unplaced(" is bytes that are not UTF-8 text: return `base64.b64encode(b).decode()`") from None
 
 
 def _sorted(items: list[JsonValue]) -> list[JsonValue]:
@@ -353,12 +372,12 @@ def _dataclass_fields(kind: type) -> list[str] | None:
     return [field.name for field in dataclasses.fields(kind)]  # fields only, not ClassVars or InitVars
 
 
-def _field(value: Any, name: str, path: str) -> object:
+def _field(value: Any, name: str) -> object:
     found = inspect.getattr_static(value, name, None)  # no descriptor is run, no `__getattr__` asked
     if type(found) is types.MemberDescriptorType:  # a `slots=True` dataclass
         return found.__get__(value)
     if any(type(found) is kind for kind in (property, types.GetSetDescriptorType, classmethod, staticmethod)):
-        raise NotJsonError(f"{path}.{name} is a property, not a field's value; return a dict of what you need")
+        raise _Unplaced(f".{name} is a property, not a field's value; return a dict of what you need")
     return found
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncio
     import contextvars
-    from collections.abc import Callable, Coroutine, Generator
+    from collections.abc import Awaitable, Callable, Coroutine, Generator
 
 _OWN_TASK = object()
 """What a first step yields to go on in its own task at once (never reaches the event loop)."""
@@ -53,19 +53,20 @@ class MainStep:
     Args:
         main: The run's main coroutine, not started.
         context: The run's context: the step and the task both run in it.
-        make_task: Makes and tracks the main task, from its coroutine.
+        make_task: Makes and tracks the main task, which awaits what it is given, in the run's context.
     """
 
     def __init__(
         self,
         main: Coroutine[Any, Any, Any],
         context: contextvars.Context,
-        make_task: Callable[[Coroutine[Any, Any, Any]], asyncio.Future[Any]],
+        make_task: Callable[[Awaitable[Any], contextvars.Context], asyncio.Future[Any]],
     ) -> None:
         self._main = main
         self._context = context
         self._make_task = make_task
-        self._resumed = _Resumed(main)
+        self._resumed: _Resumed | None = None
+        """What the main task awaits, made with it (most runs never wait, and make neither)."""
         self.task: asyncio.Future[Any] | None = None
 
     def run(self) -> tuple[bool, Any]:
@@ -76,29 +77,31 @@ class MainStep:
         try:
             yielded = self._context.run(self._main.send, None)
         except StopIteration as stop:
-            self._resumed.yielded = _ENDED
+            if self._resumed is not None:  # a task made for the code's tasks' sake: it has nothing to run
+                self._resumed.yielded = _ENDED
             return True, stop.value
         except BaseException:
-            self._resumed.yielded = _ENDED
+            if self._resumed is not None:
+                self._resumed.yielded = _ENDED
             raise
         finally:
             _STEPPING.step = None
+        task = self.made()
+        assert self._resumed is not None  # made with the task
         self._resumed.yielded = yielded
-        return False, self.made()
+        return False, task
 
     def made(self) -> asyncio.Future[Any]:
         """The main task, made now if it is not yet (it runs once the step is over)."""
         if self.task is None:
-            self.task = self._make_task(_rest(self._resumed))
+            self._resumed = _Resumed(self._main)
+            self.task = self._make_task(self._resumed, self._context)
         return self.task
 
 
-async def _rest(resumed: _Resumed) -> Any:
-    """The main task's coroutine: the main coroutine from where its first step stopped."""
-    return await resumed
-
-
 class _Resumed:
+    """What the main task awaits: the main coroutine from where its first step stopped."""
+
     __slots__ = ("_main", "yielded")
 
     def __init__(self, main: Coroutine[Any, Any, Any]) -> None:

@@ -20,7 +20,7 @@ from sandbox._sizes_text import plain
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._guards import Guards
+    from sandbox._guards import Rules
 
 _MATCH_SELF = 1 << 22  # CPython's _Py_TPFLAGS_MATCH_SELF: `case int(x)` binds the subject itself
 _SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
@@ -45,7 +45,7 @@ class _PatternMeta(type):
 
     _real: type
     _names: tuple[str, ...]
-    _guards: Guards
+    _guards: Rules
 
     def __instancecheck__(cls, subject: Any) -> bool:
         if not isinstance(subject, cls._real):
@@ -80,7 +80,7 @@ def _same(raw: object, guarded: object) -> bool:
 class PatternClasses:
     """The run's `_match_class_`: the stand-in for a class pattern's class, one per class and pattern shape."""
 
-    def __init__(self, guards: Guards) -> None:
+    def __init__(self, guards: Rules) -> None:
         self.guards = guards
         self.made: dict[tuple[int, int, tuple[str, ...]], tuple[type, type]] = {}
 
@@ -123,6 +123,6 @@ def _match_args(real: type) -> tuple[str, ...] | None:
     return tuple(str(plain(name)) for name in names)
 
 
-def match_names(guards: Guards) -> dict[str, object]:
+def match_names(guards: Rules) -> dict[str, object]:
     """The names the policy's compiled `match` statements use."""
     return {"_match_": Patterns, "_match_class_": PatternClasses(guards)}

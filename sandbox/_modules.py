@@ -38,6 +38,7 @@ from typing import Any
 
 from sandbox._classes import SIZED_COLLECTIONS
 from sandbox._classgen import ENUMS, make_dataclasses
+from sandbox._copying import copy as shallow_copy
 from sandbox._copying import deepcopy
 from sandbox._guards import Guards
 from sandbox._regex import RE, Template, subs_for
@@ -50,11 +51,16 @@ from sandbox._ticking import ticking_itertools
 from sandbox._transforms import QUOTING, dumps_for, normalize_for, quoting_for
 from sandbox._typingfacade import make_typing
 
+_MUTABLE = frozenset({list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter})
+
 
 class Module:
     """A module as the model's code sees it."""
 
     def __init__(self, name: str, members: dict[str, Any]) -> None:
+        for member, value in members.items():
+            if type(value) in _MUTABLE:  # shared by every run and the host: a channel between them
+                raise TypeError(f"the {name!r} facade would hand out a mutable {type(value).__name__}: {member}")
         self.__dict__.update(members)
         # Not `__name__`: `from m import x` falls back to `sys.modules[f"{m.__name__}.x"]` when `x` is missing,
         # which would hand out real submodules (`from asyncio import subprocess`).
@@ -109,9 +115,9 @@ _STATIC: dict[str, dict[str, Any]] = {
     ),
     "hashlib": _pick(
         hashlib,
-        "md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 blake2b "
-        "blake2s new algorithms_guaranteed",
-    ),
+        "md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 blake2b blake2s new",
+    )
+    | {"algorithms_guaranteed": frozenset(hashlib.algorithms_guaranteed)},  # the real one is a set the host reads
     "uuid": _pick(uuid, "UUID uuid3 uuid4 uuid5 NAMESPACE_DNS NAMESPACE_URL NAMESPACE_OID NAMESPACE_X500"),
     "heapq": _pick(heapq, "heappush heappop heapify heapreplace heappushpop nlargest nsmallest merge"),
     "bisect": _pick(bisect, "bisect bisect_left bisect_right insort insort_left insort_right"),
@@ -206,7 +212,7 @@ def _dataclasses(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 
 def _copy(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
-    return {"copy": copy.copy, "deepcopy": deepcopy}
+    return {"copy": shallow_copy, "deepcopy": deepcopy, "Error": copy.Error}
 
 
 def _enum(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
@@ -217,13 +223,38 @@ def _itertools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     return {**_public(itertools), **ticking_itertools(guards)}
 
 
+class TextWrapper(textwrap.TextWrapper):
+    """`textwrap.TextWrapper` on plain text: it calls `text.translate(...)` with a table the process shares."""
+
+    def wrap(self, text: str) -> list[str]:
+        """The lines of `text`, as the real `wrap`."""
+        return super().wrap(plain(text))
+
+    def fill(self, text: str) -> str:
+        """`text` wrapped into one string, as the real `fill`."""
+        return super().fill(plain(text))
+
+
 def _textwrap(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     def indent(text: str, prefix: str, predicate: Any = None) -> str:
         text, prefix = plain(text), plain(prefix)  # a subclass's `len` may lie
         guards.check_length(len(text) + (text.count("\n") + 1) * len(prefix), "a string of length")
         return textwrap.indent(text, prefix, predicate)
 
-    return {**_pick(textwrap, "wrap fill shorten dedent TextWrapper"), "indent": indent}
+    def wrap(text: str, width: int = 70, **options: Any) -> list[str]:
+        return TextWrapper(width=width, **options).wrap(text)
+
+    def fill(text: str, width: int = 70, **options: Any) -> str:
+        return TextWrapper(width=width, **options).fill(text)
+
+    def shorten(text: str, width: int, **options: Any) -> str:
+        return textwrap.shorten(plain(text), width, **options)
+
+    def dedent(text: str) -> str:
+        return textwrap.dedent(plain(text))
+
+    functions = {"wrap": wrap, "fill": fill, "shorten": shorten, "dedent": dedent, "indent": indent}
+    return {**functions, "TextWrapper": TextWrapper}
 
 
 def _collections(_: Guards, modules: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,11 @@ ALLOWED_DUNDER_METHODS = frozenset(
 # yields, so none leads further than code could already go (tests/sandbox/test_dunders.py).
 READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__class__"})
 
-FORBIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | {"mro", "f_lineno", "tb_lineno", "tb_lasti", "cr_suspended"}
+# A real Future's or Task's loop, coroutine and frames: refused on any object, so no leaked Future leads further.
+_LOOP_ATTRIBUTES = {"get_loop", "get_coro", "get_stack", "print_stack"}
+FORBIDDEN_ATTRIBUTES = (
+    INSPECT_ATTRIBUTES | {"mro", "f_lineno", "tb_lineno", "tb_lasti", "cr_suspended"} | _LOOP_ATTRIBUTES
+)
 _CALL_INSTEAD = {
     "__len__": "len(x)",
     "__str__": "str(x)",

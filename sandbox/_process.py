@@ -9,6 +9,7 @@ answered, a call tagged with another run's id refused) is `sandbox._conversation
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -20,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from sandbox._alarm import Alarm
 from sandbox._confine import Layers
 from sandbox._conversation import Conversation
 from sandbox._distrust import KILL_GRACE, Admission, CpuClock, checked_result
 from sandbox._pipe import FramePipe
-from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode
+from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode_with_text
 from sandbox.errors import SandboxError
 from sandbox.limits import timeout_message
 from sandbox.result import RunError, RunResult
@@ -53,6 +55,8 @@ class WorkerProcess:
         self.layers = Layers.none("the worker has not started")
         """The confinement the worker reported when it became ready."""
         self.pipe = FramePipe(to_worker=to_worker, from_worker=from_worker)
+        self.alarm = Alarm()
+        """The timer for its runs' deadlines, left armed between runs."""
         self.healthy = True
         self._run_ids = itertools.count(1)
         self.idle_cpu: float | None = None
@@ -61,6 +65,8 @@ class WorkerProcess:
         """When (`time.monotonic()`) its last run ended."""
         self.cpu = CpuClock(process.pid)
         """The worker's CPU time, as the pool reads it between runs."""
+        self._limits: tuple[Limits, str] | None = None
+        """The last run's limits, and their JSON text."""
 
     @classmethod
     async def start(cls, memory: int, confinement: Confinement, *, entry: tuple[str, ...] = WORKER) -> WorkerProcess:
@@ -161,17 +167,18 @@ class WorkerProcess:
         """
         run_id = next(self._run_ids)
         try:
-            frame = encode(
+            frame = encode_with_text(
                 {
                     "t": "run",
                     "run": run_id,
                     "code": code,
-                    "limits": limits.to_json(),
                     "functions": dispatcher.kinds(),
                     "error_names": list(error_names),
                     "variables": variables,
                     **({"repeat": {"seed": repeat.seed, "clock": repeat.clock}} if repeat else {}),
-                }
+                },
+                "limits",
+                self._limits_text(limits),
             )
         except FrameTooLargeError as error:
             return RunResult(
@@ -182,13 +189,14 @@ class WorkerProcess:
                 )
             )
         self.healthy = False  # until the worker reports `done`, it is mid-run and must not be reused
-        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=Admission(limits))
+        admission = Admission(limits)
+        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=admission, alarm=self.alarm)
         try:
             await self.pipe.send_frame(frame)
             result = await conversation.serve(within=limits.timeout + KILL_GRACE)
         except BaseException as error:
             if _is_breakage(error):
-                return await self._crashed(_protocol_violation(error))
+                return await self._crashed(dispatcher, _protocol_violation(error))
             # The caller's cancellation, KeyboardInterrupt: it propagates, without any breakage that came with it
             # (cancel scopes only absorb groups of cancellations); the pool replaces the unhealthy worker.
             if isinstance(error, BaseExceptionGroup):
@@ -202,19 +210,26 @@ class WorkerProcess:
                 error=RunError(
                     kind="timeout",
                     message=timeout_message(limits.timeout, " in one long operation (a slow regular expression?)"),
-                )
+                ),
+                **_calls_made(dispatcher),
             )
         try:
             result, lied = checked_result(
                 result, limits=limits, keeps=variables is not None, reserved=(*dispatcher.functions, *error_names)
             )
         except Exception as error:  # noqa: BLE001  # a result the checks trip on is the worker's fault, and a result
-            return await self._crashed(f"{type(error).__name__} while the host checked its result")
+            return await self._crashed(dispatcher, f"{type(error).__name__} while the host checked its result")
         # A worker that sent what its own checks forbid is not reused; nor one whose run was cut off mid-work.
         self.healthy = not (conversation.reply_failed or lied or (result.error and result.error.kind in _RECYCLE))
         return result
 
-    async def _crashed(self, violation: str | None = None) -> RunResult:
+    def _limits_text(self, limits: Limits) -> str:
+        """`limits` as JSON text: made once for the `Limits` (frozen) that runs on this worker keep passing."""
+        if self._limits is None or self._limits[0] is not limits:
+            self._limits = (limits, json.dumps(limits.to_json(), separators=(",", ":"), ensure_ascii=False))
+        return self._limits[1]
+
+    async def _crashed(self, dispatcher: Dispatcher, violation: str | None = None) -> RunResult:
         await self.kill()
         if violation is not None:
             message = f"the worker process broke the protocol ({violation}); it was replaced and the code stopped"
@@ -226,7 +241,7 @@ class WorkerProcess:
         else:
             hint = " (it ran out of memory?)" if self.process.returncode in (-signal.SIGKILL, 1) else ""
             message = f"the worker process died{hint}; the code was stopped. Use less memory per run"
-        return RunResult(error=RunError(kind="crashed", message=message))
+        return RunResult(error=RunError(kind="crashed", message=message), **_calls_made(dispatcher))
 
     async def kill(self) -> None:
         """Stop the worker now; bounded and shielded, so cleanup always finishes."""
@@ -240,6 +255,7 @@ class WorkerProcess:
             await self.process.wait()
             await self.process.aclose()
         self.pipe.close()
+        self.alarm.close()
         self.cpu.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -257,6 +273,12 @@ _BREAKAGE = (
     OSError,
 )
 """What a dead, dying or misbehaving worker raises on the host's side of the pipe."""
+
+
+def _calls_made(dispatcher: Dispatcher) -> dict[str, Any]:
+    """The host's own count of a run's calls, for a run the worker never reported on: they ran all the same."""
+    calls = dispatcher.count if dispatcher.max_calls is None else min(dispatcher.count, dispatcher.max_calls)
+    return {"calls": calls, "names": tuple(dispatcher.called)}
 
 
 def _is_breakage(error: BaseException) -> bool:

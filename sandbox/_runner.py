@@ -12,22 +12,21 @@ import decimal
 import functools
 import time
 import traceback
+import types
 from typing import TYPE_CHECKING, Any, cast
 
 from sandbox._asyncio import AsyncioFacade
 from sandbox._budgets import result_size_error
-from sandbox._builtins import Output, make_builtins
-from sandbox._calls import CallState, FunctionProxy, NamespaceProxy, PendingCall
-from sandbox._classes import make_class
+from sandbox._builtins import Output
+from sandbox._calls import CallState, PendingCall
 from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
 from sandbox._deadlines import WATCHER
 from sandbox._decimalctx import decimal_members
 from sandbox._guards import Guards
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
-from sandbox._mainstep import own_task
-from sandbox._matching import match_names
 from sandbox._modules import RunModules, make_importer
-from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun
+from sandbox._namespace import FunctionKinds, run_globals, template
+from sandbox._signals import EXIT, ForbiddenError, ForbiddenImportError, StopRun
 from sandbox._sizes import SizeLimitError
 from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
 from sandbox._variables import Keeper
@@ -35,10 +34,10 @@ from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from types import TracebackType
 
-    from sandbox._hostcall import Bridge, Call
+    from sandbox._hostcall import Bridge
     from sandbox._repeat import Repeat
     from sandbox.limits import Limits
 
@@ -49,10 +48,6 @@ MAX_NAME = 100
 MAX_SOURCE_LINE = 200
 """Characters of each source line quoted in a traceback."""
 _SMALL_INT = 2**64
-_MATCH_NAMES = frozenset(("_match_", "_match_class_"))
-
-# How a host function is exposed: a plain function, or a namespace resolved by attribute.
-FunctionKinds = dict[str, "list[str] | None"]  # name -> None for a function, a namespace's names for `dir()`
 
 
 async def run_code(
@@ -76,6 +71,7 @@ async def run_code(
     compiled = compile_code(source, max_source=limits.source, variables=variables)
     if isinstance(compiled, RunError):
         return RunResult(error=compiled, duration=time.monotonic() - started, variables=variables)
+    shared = template(compiled.names, limits.max_size)
     guards = Guards(
         operations=limits.operations,
         deadline=started + limits.timeout,
@@ -83,15 +79,13 @@ async def run_code(
         max_size=limits.max_size,
         repeat=repeat,
     )
-    output = Output(limits.output, guards)
+    output = Output(limits.output, guards) if shared.prints else None
     facade = AsyncioFacade()
-    calls = CallState(
-        bridge=_in_own_task(bridge),
-        guards=guards,
-        max_calls=limits.calls,
-        max_concurrent=limits.concurrent_calls,
-    )
-    decimal_context = decimal.Context()
+    calls = None
+    if functions or names:  # code with no host function to call needs no bookkeeping of calls
+        calls = CallState(bridge=bridge, guards=guards, max_calls=limits.calls, max_concurrent=limits.concurrent_calls)
+    # `decimal` is reached only by an import, or by host code run inline (it sees the run's context, as before)
+    decimal_context = decimal.Context() if shared.imports or calls is not None else None
     value: Any = None
     error: RunError | None = None
     ended: list[BaseException] = []  # what ended the code, held until it is over (see below)
@@ -99,101 +93,82 @@ async def run_code(
     if watched:
         WATCHER.watch(guards)
     try:
-        namespace = _globals(guards, output, calls, facade, functions, names, decimal_context, compiled.names)
-        if not compiled.names.isdisjoint(_MATCH_NAMES):  # most code has no `match` statement
-            namespace.update(match_names(guards))
+        importer = _importer(guards, facade, decimal_context) if shared.imports else None
+        namespace = run_globals(
+            shared, guards, output=output, importer=importer, calls=calls, functions=functions, error_names=names
+        )
         if keeper is not None:
             namespace.update(keeper.globals())
-        exec(compiled.code, namespace)  # noqa: S102  # the policy-compiled module only defines `_main_`
-        context.run(decimal.setcontext, decimal_context)  # the run's own context: the caller's is not changed
-        main = namespace.pop(MAIN)()  # not kept in its own globals: the run's objects need no collector
-        value = await _run_main(main, facade, started, guards, context, calls, bridge)
+        if decimal_context is not None:  # the run's own context, set before its tasks copy theirs from it
+            context.run(decimal.setcontext, decimal_context)
+        main = types.FunctionType(compiled.code, namespace)()  # `_main_`, not kept in its own globals
+        finished, value = facade.start(main, context)
+        if not finished:  # it waits: it goes on in its own task, `value`
+            value = await _waited(value, started, guards)
+        _past_deadline(guards)
         if guards.stopped is not None:  # the code caught a stop and went on: the stop is still how the run ended
             raise guards.stopped.again()
-        error = _unawaited_error(calls)
+        error = None if calls is None else _unawaited_error(calls)
     except BaseException as exc:  # the model's code may raise anything, BaseException included
         ended.append(exc)  # its frames' generators are closed when it goes: after `finish`, so at their first tick
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
             raise  # the host cancelled us: let it through
-        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed()):
+        _past_deadline(guards)
+        if guards.stopped is not None and not (isinstance(exc, StopRun) and exc.sealed() and exc.kind != EXIT):
             exc = guards.stopped.again()  # the code caught a stop, then raised something else: the stop wins
         WATCHER.unwatch(guards)  # before its budget is reset: from here on only the grace's own checks stop it
         guards.grace(operations=100_000, seconds=0.5)  # the exception's own `__str__` may be model code
-        error = context.run(describe_exception, exc, compiled)
+        if watched:  # the grace's deadline too: its own checks come only every 256 ticks
+            WATCHER.watch(guards)
+        value, error = None, context.run(describe_exception, exc, compiled)  # None: a clean `sys.exit()`
     finally:
         WATCHER.unwatch(guards)
         guards.finish()
-        guards.close_unawaited()
-        await facade.finish(guards.async_generators, context)
+        if guards.coroutines:
+            guards.close_unawaited()
+        if facade.tasks or guards.async_generators:  # most runs start no task and make no async generator
+            await facade.finish(guards.async_generators, context)
         ended.clear()
     if error is None:
         value, error = _check_value(value, limits)
-    kept, dropped = (None, {}) if keeper is None else keeper.collect(budget=limits.variables, skip=(*functions, *names))
+    skip = (*functions, *names)
+    kept, dropped = (
+        (None, {})
+        if keeper is None
+        else keeper.collect(budget=limits.variables, skip=skip, deadline=started + limits.timeout)
+    )
     return RunResult(
         value=value if error is None else None,
-        stdout=output.text(),
+        stdout="" if output is None else output.text(),
         error=error,
-        calls=calls.count,
+        calls=0 if calls is None else calls.count,
         duration=time.monotonic() - started,
-        names=tuple(calls.names),
+        names=() if calls is None else tuple(calls.names),
         assigned=compiled.assigned,
         variables=kept,
         dropped_variables=dropped,
     )
 
 
-def _globals(
-    guards: Guards,
-    output: Output,
-    calls: CallState,
-    facade: AsyncioFacade,
-    functions: FunctionKinds,
-    error_names: Iterable[str],
-    decimal_context: decimal.Context,
-    code_names: frozenset[str],
-) -> dict[str, Any]:
+def _past_deadline(guards: Guards) -> None:
+    """A run that ended past its deadline is a timeout, whoever noticed: straight-line code takes no tick."""
+    if guards.stopped is None and time.monotonic() > guards.deadline:
+        guards.halt("timeout", timeout_message(guards.timeout))
+
+
+def _importer(guards: Guards, facade: AsyncioFacade, decimal_context: decimal.Context | None) -> Callable[..., Any]:
+    """The run's `__import__`: its facades, made on first import, with its own `asyncio` and `decimal`."""
+    assert decimal_context is not None  # made for every run that imports
     modules: RunModules = {
         "asyncio": facade.members,
         "decimal": functools.partial(decimal_members, decimal_context, guards),
     }
-    namespace: dict[str, Any] = {
-        "__builtins__": make_builtins(guards, output, make_importer(modules, guards), code_names),
-        "__name__": "__main__",
-        "__metaclass__": make_class,  # the policy makes every class statement call it
-        **guards.names(),
-    }
-    for name, names in functions.items():
-        namespace[name] = FunctionProxy(calls, name) if names is None else NamespaceProxy(calls, name, names)
-    for name in error_names:
-        namespace[name] = calls.error_class(name)
-    return namespace
+    return make_importer(modules, guards)
 
 
-def _in_own_task(bridge: Bridge) -> Bridge:
-    """`bridge`, run in the run's own task, never in its first step's caller's (`sandbox._mainstep`)."""
-
-    async def call(call: Call) -> JsonValue:
-        await own_task()
-        return await bridge(call)
-
-    return call
-
-
-async def _run_main(
-    main: Any,
-    facade: AsyncioFacade,
-    started: float,
-    guards: Guards,
-    context: contextvars.Context,
-    calls: CallState,
-    bridge: Bridge,
-) -> Any:
-    finished, outcome = facade.start(main, context)
-    if finished:
-        return outcome
-    calls.bridge = bridge  # the first step is over: later calls start in the run's task already
-    task: asyncio.Future[Any] = outcome
+async def _waited(task: asyncio.Future[Any], started: float, guards: Guards) -> Any:
+    """The main task's result, or the run's timeout."""
     seconds = guards.timeout - (time.monotonic() - started)
     if not await _finished_within(task, max(seconds, 0.0)):  # the run's end reaps the task, however it ends
         if guards.stopped is not None and guards.stopped.message == timeout_message(guards.timeout):
@@ -232,8 +207,10 @@ def _unawaited_error(calls: CallState) -> RunError | None:
 
 
 def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None]:
-    size = _scalar_size(value)
-    if size is not None and size <= limits.result:  # most runs return None or a small int: no walk, no encoding
+    if value is None or value is True or value is False:  # most runs return None or a small int: no walk
+        if limits.result >= 5:
+            return value, None
+    elif type(value) is int and -_SMALL_INT < value < _SMALL_INT and len(int.__repr__(value)) <= limits.result:
         return value, None
     if isinstance(value, PendingCall):
         return None, RunError(kind="runtime", message=str(value.fix_it()), type_name="NotAwaitedError")
@@ -250,22 +227,20 @@ def _check_value(value: Any, limits: Limits) -> tuple[JsonValue, RunError | None
     return (None, too_large) if too_large is not None else (checked, None)
 
 
-def _scalar_size(value: object) -> int | None:
-    """The JSON size of None, a bool or an int of up to 64 bits (each its own JSON value), else None."""
-    if value is None or value is True:
-        return 4
-    if value is False:
-        return 5
-    if type(value) is int and -_SMALL_INT < value < _SMALL_INT:
-        return len(int.__repr__(value))
-    return None
-
-
-def describe_exception(exc: BaseException, compiled: Compiled) -> RunError:
-    """The model-facing error for an exception that ended the run."""
-    frames = _model_frames(exc.__traceback__)
+def describe_exception(exc: BaseException, compiled: Compiled) -> RunError | None:
+    """The model-facing error for an exception that ended the run; None for a clean `sys.exit()`."""
+    exited = isinstance(exc, StopRun) and exc.sealed() and exc.kind == EXIT
+    raised = exc.__context__ if exited and exc.__context__ is not None else exc  # where the `SystemExit` was raised
+    frames = _model_frames(raised.__traceback__)
     line = frames[-1][1] if frames else None
     where = f" (line {line})" if line else ""
+    if exited:
+        message = cast("StopRun", exc).message
+        return (
+            RunError(kind="runtime", message=_capped(message, MAX_MESSAGE), line=line, type_name="SystemExit")
+            if message
+            else None
+        )
     if isinstance(exc, StopRun) and exc.sealed():
         return RunError(kind=cast("ErrorKind", exc.kind), message=f"{exc.message}{where}", line=line)
     kind: ErrorKind = "runtime"

@@ -35,6 +35,43 @@ class StopRun(GeneratorExit):  # a signal, not an error the code can handle
         return type(self) is StopRun and vars(self).get("_sealed") is True
 
 
+EXIT = "exit"
+"""The kind of the signal a `SystemExit` becomes where it leaves the code: its message is "" for a clean exit, else
+what the model reads."""
+
+
+def exit_run(status: object = None, /) -> NoReturn:
+    """`sys.exit`, `exit` and `quit`: end the run as CPython ends a script (status 0 or None: a success)."""
+    raise SystemExit(status)
+
+
+def exit_signal(exit: SystemExit | KeyboardInterrupt) -> StopRun:
+    """What a `SystemExit` (or `KeyboardInterrupt`) that reached the edge of the run or of one of its tasks becomes.
+
+    The status is read from the exception's own slot, by exact base types: no method of the code's runs.
+    """
+    if not isinstance(exit, SystemExit):
+        return StopRun("runtime", f"{type(exit).__name__} ended the run", seal=SEAL)
+    status = _CODE.__get__(exit)
+    kind = type(status)
+    if status is None:
+        return StopRun(EXIT, "", seal=SEAL)
+    if issubclass(kind, int):  # bool too, as CPython: `sys.exit(False)` is a clean exit
+        number = int.__index__(status)
+        if number == 0:
+            return StopRun(EXIT, "", seal=SEAL)
+        told = f"status {number}" if number.bit_length() <= 64 else "a non-zero status"
+        return StopRun(EXIT, f"the code exited with {told}", seal=SEAL)
+    if issubclass(kind, str) and str.__len__(status):
+        return StopRun(EXIT, str.__getitem__(status, slice(None)), seal=SEAL)  # as CPython prints it, status 1
+    name = kind.__name__ if type(kind.__name__) is str else "object"
+    return StopRun(EXIT, f"the code exited with status 1 (its status was a {name!r} object, not an int)", seal=SEAL)
+
+
+_CODE = SystemExit.__dict__["code"]
+"""`SystemExit.code`, the slot itself: a subclass's `code` property is never asked."""
+
+
 class ForbiddenError(AttributeError):
     """The code reached for something the sandbox hides."""
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._builtins import Output
 from sandbox._compile import FILENAME, MAIN
-from sandbox._signals import SEAL, StopRun
+from sandbox._signals import exit_run
 from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
@@ -70,17 +70,13 @@ class Stream:
         """Nothing to flush: output is captured as it is written."""
 
 
-def _exit(*_: object) -> None:
-    raise StopRun("runtime", "sys.exit() ended the run", seal=SEAL)
-
-
 def make_sys(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
     """`sys`: constants, `exit`, and streams into the run's output."""
     write = _writer()
     constants = "maxsize maxunicode version version_info byteorder float_info int_info hexversion platform"
     return {
         **{name: getattr(sys, name) for name in constants.split()},
-        "exit": _exit,
+        "exit": exit_run,
         "stdout": Stream(write),
         "stderr": Stream(write),
     }

@@ -18,10 +18,10 @@ from sandbox._policy_names import READABLE_DUNDERS
 from sandbox._signals import forbid
 
 if TYPE_CHECKING:
-    from sandbox._guards import Guards
+    from sandbox._guards import Rules
 
 
-def super_attribute(guards: Guards, sup: super, name: str, *default: object) -> Any:
+def super_attribute(guards: Rules, sup: super, name: str, *default: object) -> Any:
     """`sup.name`, with the rules of `name` on the object `sup` is bound to."""
     if name in READABLE_DUNDERS:
         return read_dunder(guards, sup, name)

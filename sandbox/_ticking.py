@@ -36,22 +36,18 @@ _DELEGATED = (types.GeneratorType, types.CoroutineType, itertools.compress)
 """What `yield from` is handed as written: a generator takes `send`/`throw`/`close` itself; a compress ticks."""
 
 
-def yield_from_for(guards: Guards) -> Callable[[Any], Any]:
+def yield_from(guards: Guards, iterable: Any) -> Any:
     """The guard `_yieldfrom_` of `yield from x`: a builtin iterable's items take a tick each, as a `for` loop's do.
 
     A C consumer (`deque(g(), maxlen=0)`) drives the code's generator with no tick of its own, so a huge
     `range` delegated to would run unbudgeted. Generators and iterators with a `send` (a future's) are handed on as
     they are, so `send`, `throw` and `close` reach them as in CPython; the others have none of those to reach.
     """
-
-    def yield_from(iterable: Any) -> Any:
-        kind = type(iterable)
-        if kind.__flags__ & _HEAP_TYPE or kind in _DELEGATED:
-            return iterable
-        iterator = iter(iterable)  # a builtin type's: no code of the run's runs, and CPython would call it too
-        return iterator if hasattr(type(iterator), "send") else ticking_as(iterator, guards.ticks)
-
-    return yield_from
+    kind = type(iterable)
+    if kind.__flags__ & _HEAP_TYPE or kind in _DELEGATED:
+        return iterable
+    iterator = iter(iterable)  # a builtin type's: no code of the run's runs, and CPython would call it too
+    return iterator if hasattr(type(iterator), "send") else ticking_as(iterator, guards.ticks)
 
 
 def ticking_builtins(guards: Guards) -> dict[str, Any]:

@@ -9,7 +9,8 @@ stops the run. How the pieces fit is what keeps every tick counted: `chain` drop
 source fails, so the source is a primed `cycle` of two C iterators that never fails; an error raised by its
 current iterator (a stop, a `RecursionError` at the stack's limit) leaves that iterator current, so `refill`
 runs inside a `map` over an endless `repeat`, asked again at the next tick; and it ends its turn by raising
-`StopIteration`, which moves `chain` on to the rewound chunk.
+`StopIteration`, which moves `chain` on to the rewound chunk. The chunk and chain are built when `tick` or
+`ticks` is first read (most runs never tick); built empty, so the first tick checks the budget and any stop.
 """
 
 from __future__ import annotations
@@ -27,26 +28,54 @@ if TYPE_CHECKING:
 _CHUNK = 256
 """Ticks handed out between two checks: `range(1, _CHUNK + 1)` yields only the ints CPython caches."""
 _BUDGET_MESSAGE = "the code used its whole operation budget (an endless loop?); do less work per run"
+_OVER = StopRun("timeout", "the run is over", seal=SEAL)
+"""Every finished run's stop: never raised itself, only its fresh copies (`StopRun.again`)."""
+
+
+def _unarmed(_: int) -> None:
+    """A budget with no chunk yet has none to rewind."""
+
+
+class _Armed:
+    """A tick machinery attribute: the first read of either builds the run's chunk and chain (most runs tick never)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, budget: Budget | None, owner: type | None = None) -> Any:
+        if budget is None:  # read on the class
+            return self
+        budget.arm()
+        return vars(budget)[self.name]  # an instance attribute now: later reads never come here
 
 
 class Budget:
     """The operation budget and wall clock of one run, and the stop signal that every later tick raises again."""
+
+    ticks: Iterator[int] = cast("Any", _Armed())
+    """Endless; each item taken is one tick (`itertools.compress` takes them for a `for` loop)."""
+    tick: Callable[[], int] = cast("Any", _Armed())
+    """One tick: the guard `_tick_` the policy puts in every `while` body and at every function entry."""
 
     def __init__(self, *, operations: int, deadline: float, timeout: float) -> None:
         self.operations_left = operations
         self.deadline = deadline
         self.timeout = timeout
         self.stopped: StopRun | None = None
+        self._rewind: Callable[[int], None] = _unarmed
+        """Sets the chunk's position: 0 refills it, `_CHUNK` empties it (nothing to set before `arm`)."""
+
+    def arm(self) -> None:
+        """Build the chunk and the chain, the chunk empty: the first tick checks the budget (and any stop)."""
+        if "ticks" in vars(self):
+            return
         chunk = iter(range(1, _CHUNK + 1))
-        self._rewind: Callable[[int], None] = cast("Any", chunk).__setstate__
-        """Sets the chunk's position: 0 refills it, `_CHUNK` empties it."""
+        rewind: Callable[[int], None] = cast("Any", chunk).__setstate__
         source = itertools.cycle((chunk, map(self._refill_turn, itertools.repeat(None))))
         next(source), next(source)  # primed: from here on `cycle` hands out its two items without allocating
-        self._rewind(_CHUNK)  # empty: the first tick checks the budget
-        self.ticks: Iterator[int] = itertools.chain.from_iterable(source)
-        """Endless; each item taken is one tick (`itertools.compress` takes them for a `for` loop)."""
-        self.tick: Callable[[], int] = self.ticks.__next__
-        """One tick: the guard `_tick_` the policy puts in every `while` body and at every function entry."""
+        rewind(_CHUNK)  # empty; a halt from another thread before this is seen by the first tick's `refill`
+        ticks = itertools.chain.from_iterable(source)
+        vars(self).update(ticks=ticks, tick=ticks.__next__, _rewind=rewind)
 
     def ticking(self, iterable: Iterable[Any]) -> Iterator[Any]:
         """`iterable`'s items, a tick taken after each one is produced."""
@@ -82,7 +111,7 @@ class Budget:
 
     def finish(self) -> None:
         """The run is over: any of its code that still runs (a generator being closed) stops at once."""
-        self.stopped = StopRun("timeout", "the run is over", seal=SEAL)
+        self.stopped = _OVER
         self._rewind(_CHUNK)
 
     def grace(self, *, operations: int, seconds: float) -> None:

@@ -9,6 +9,7 @@ defined ever reaches the host. The conversion walks only exact built-in containe
 
 from __future__ import annotations
 
+import time
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -37,15 +38,23 @@ class Keeper:
         """Called by the wrapper with `locals()` of the run's body."""
         self.left = dict(names)
 
-    def collect(self, *, budget: int, skip: Iterable[str]) -> tuple[dict[str, JsonValue] | None, dict[str, str]]:
+    def collect(
+        self, *, budget: int, skip: Iterable[str], deadline: float
+    ) -> tuple[dict[str, JsonValue] | None, dict[str, str]]:
         """The JSON values the run left, by name, and why each other name was dropped.
 
         The budget is spent in name order, so the same run keeps the same variables. None when the body never
-        reached its end (the worker was stopped in a C-level operation, say).
+        reached its end (the worker was stopped in a C-level operation, say), or reached it `SAVE_GRACE` seconds
+        past `deadline`, the run's (it is a timeout): the variables it started with stay. The conversion gets
+        until then too, and drops the names it has not reached.
         """
-        if self.left is None:
+        if self.left is None or time.monotonic() > deadline + SAVE_GRACE:  # a timeout: keep what was there
             return None, {}
-        return keep_values(self.left, budget=budget, skip=skip, not_data=_not_data)
+        return keep_values(self.left, budget=budget, skip=skip, not_data=_not_data, deadline=deadline + SAVE_GRACE)
+
+
+SAVE_GRACE = 0.5
+"""Seconds past the run's deadline the conversion of its variables may still take (it takes milliseconds)."""
 
 
 def _not_data(value: object) -> str | None:

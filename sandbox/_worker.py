@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import itertools
 import math
 import os
@@ -74,8 +75,7 @@ class _Memory:
             if soft != self._soft:  # most runs ask for what the last one did: no system call
                 resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
                 self._soft = soft
-        used = resource.getrusage(resource.RUSAGE_SELF)
-        spent = used.ru_utime + used.ru_stime
+        spent = time.process_time()  # the CPU time `RLIMIT_CPU` counts (user and system), without a `getrusage`
         seconds = spent + timeout + 1 if math.isfinite(timeout) else CPU_CEILING  # the host kills at +1 s too
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_CPU, (min(math.ceil(seconds), CPU_CEILING), CPU_CEILING))
@@ -142,19 +142,22 @@ class Worker:
 
     def bridge_for(self, run_id: object) -> Bridge:
         """The bridge of one run: its calls carry the run's id and are refused once the run is over."""
-
-        async def bridge(call: Call) -> JsonValue:
-            return await self.call(run_id, call)
-
-        return bridge
+        return functools.partial(self.call, run_id)
 
     async def call(self, run_id: object, call: Call) -> JsonValue:
         """A host call over the pipe, on behalf of run `run_id`."""
         if run_id is None or run_id != self.current_run:
             raise HostFailure("RuntimeError", _RUN_OVER)
         call_id = next(self.ids)
-        message = {"t": "call", "run": run_id, "id": call_id, "fn": call.function, "attr": call.attribute}
-        message["args"], message["kwargs"] = call.args, call.kwargs
+        message = {
+            "t": "call",
+            "run": run_id,
+            "id": call_id,
+            "fn": call.function,
+            "attr": call.attribute,
+            "args": call.args,
+            "kwargs": call.kwargs,
+        }
         try:
             frame = encode(message)
         except FrameTooLargeError as error:
@@ -166,7 +169,7 @@ class Worker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
         try:
-            if len(self.pending) == 1 and not self.outbox:  # the only call out: send it, wait right here
+            if len(self.pending) == 1 and not self.outbox and not self.loop_busy():  # the only call: wait right here
                 self.write(frame)
                 del frame
                 self.wait_here(future.done)
@@ -206,15 +209,19 @@ class Worker:
         ready, timers = self.loop_queues
         finished = self.finished
         while not done() and not ready and finished is not None and not finished.done():
+            timeout = _MAX_BLOCK_MS
             if timers:
-                timeout = math.ceil((timers[0].when() - time.monotonic()) * 1000)  # the loop's clock
-                if timeout <= 0:
+                due = (timers[0].when() - time.monotonic()) * 1000  # ms to the next timer, on the loop's clock
+                if not due > 0:
                     return
-            else:
-                timeout = _MAX_BLOCK_MS
-            if not self.poller.poll(min(timeout, _MAX_BLOCK_MS)):
+                timeout = math.ceil(min(due, _MAX_BLOCK_MS))  # a timer at infinity (`timeout=inf`) waits in steps
+            if not self.poller.poll(timeout):
                 return
             self.readable()
+
+    def loop_busy(self) -> bool:
+        """Whether the loop has callbacks ready (tasks about to run, which may call the host too)."""
+        return self.loop_queues is not None and bool(self.loop_queues[0])
 
     def readable(self) -> None:
         """Read what the host sent and handle each whole frame (the loop calls this when the pipe is readable)."""
@@ -250,16 +257,17 @@ class Worker:
 
     def handle(self, message: dict[str, Any]) -> None:
         """One frame from the host."""
-        if message["t"] == "run":
+        kind = message["t"]
+        if kind == "result":
+            future = self.pending.get(int(message["id"]))
+            if future is not None and not future.done():
+                future.set_result(message)
+        elif kind == "run":
             if self.awaiting_run:
                 self.next_run = message
             else:
                 self.run_task = asyncio.create_task(self.runs(message))
-        elif message["t"] == "result":
-            future = self.pending.get(int(message["id"]))
-            if future is not None and not future.done():
-                future.set_result(message)
-        elif message["t"] == "exit":
+        elif kind == "exit":
             assert self.finished is not None
             self.finished.set_result(None)
         else:

@@ -69,7 +69,7 @@ class RunError:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, init=False)
 class RunResult:
     """The outcome of `Sandbox.run`."""
 
@@ -93,6 +93,32 @@ class RunResult:
     end was never reached (its worker was stopped)."""
     dropped_variables: dict[str, str] = field(default_factory=dict)
     """For a run given `variables=`: the top-level names it left that were not kept, each with the reason."""
+
+    def __init__(
+        self,
+        *,
+        value: JsonValue = None,
+        stdout: str = "",
+        error: RunError | None = None,
+        calls: int = 0,
+        duration: float = 0.0,
+        names: tuple[str, ...] = (),
+        assigned: tuple[str, ...] = (),
+        variables: dict[str, JsonValue] | None = None,
+        dropped_variables: dict[str, str] | None = None,
+    ) -> None:
+        # the fields in one store: a frozen dataclass's own `__init__` sets each through `object.__setattr__`
+        vars(self).update(
+            value=value,
+            stdout=stdout,
+            error=error,
+            calls=calls,
+            duration=duration,
+            names=names,
+            assigned=assigned,
+            variables=variables,
+            dropped_variables={} if dropped_variables is None else dropped_variables,
+        )
 
     @property
     def ok(self) -> bool:

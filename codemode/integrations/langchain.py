@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
 
-from codemode.integrations import BlockingCodeMode, tool_output
+from codemode.integrations import MISSING_CODE, BlockingCodeMode, code_argument, tool_output
 from codemode.integrations._approvals import cannot_ask, execute, paused_data, record_of, resume_paused
 
 try:
@@ -134,7 +134,10 @@ def code_tool(code_mode: CodeMode | BlockingCodeMode, *, state: DiscoveryState |
         def sync_resume(state: DiscoveryState, *, approved: bool, reason: str | None) -> ExecuteResult:
             return _in_loop_thread(functools.partial(async_mode.resume, state, approved=approved, reason=reason))
 
-    def run(code: str, config: RunnableConfig) -> str:
+    def run(config: RunnableConfig, **arguments: Any) -> str:
+        code = code_argument(arguments)
+        if code is None:
+            return MISSING_CODE
         state, graph = states.get(config), _graph()
         decided = graph.latest_decision() if graph is not None else None
         if decided is None:
@@ -144,7 +147,10 @@ def code_tool(code_mode: CodeMode | BlockingCodeMode, *, state: DiscoveryState |
             result = sync_resume(state, approved=decided[0], reason=decided[1])
         return _finish(result, state, graph)
 
-    async def arun(code: str, config: RunnableConfig) -> str:
+    async def arun(config: RunnableConfig, **arguments: Any) -> str:
+        code = code_argument(arguments)
+        if code is None:
+            return MISSING_CODE
         state, graph = states.get(config), _graph()
         decided = graph.latest_decision() if graph is not None else None
         if decided is None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 
 from codemode.errors import ApprovalError
-from codemode.integrations import MISSING_CODE, texts_of, tool_output
+from codemode.integrations import MISSING_CODE, code_argument, texts_of, tool_output
 from codemode.integrations._approvals import RECORD_KEY, execute, paused_code, paused_data, resume_paused
 
 try:
@@ -57,11 +57,9 @@ MAX_PAUSED = 1_000
 DECISION_KEY = "codemode/decision"
 """Key of the decision (`{"approved": bool, "reason": str | None}`) in a resumed `code` call's metadata."""
 
-_ARGS_VALIDATOR = SchemaValidator(
-    core_schema.typed_dict_schema(
-        {"code": core_schema.typed_dict_field(core_schema.str_schema())}, extra_behavior="forbid"
-    )
-)
+_ARGS_VALIDATOR = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
+"""Any JSON object: `call_tool` answers a call with no `code` string with `MISSING_CODE`, as every adapter does,
+and runs the code beside keys it does not use (`"explanation"`), rather than spend one of pydantic-ai's retries."""
 
 
 @dataclass
@@ -145,8 +143,8 @@ class CodeModeToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> str:
         """Run the model's code; the result text ends with the announcement of any newly discovered tools."""
-        code = tool_args.get("code")
-        if not isinstance(code, str):
+        code = code_argument(tool_args)
+        if code is None:
             return MISSING_CODE
         if self._state is None:
             self._state = self.code_mode.state_from_history(texts_of(ctx.messages))

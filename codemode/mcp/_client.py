@@ -45,7 +45,8 @@ class McpSources:
     Args:
         catalog: Where the servers' tools go.
         servers: The servers, connected concurrently on entering (or by `add`).
-        timeout: Seconds a tool call may take before it fails and the server's connection is reopened.
+        timeout: Seconds a tool call may take before it is cancelled and fails (the connection stays open
+            for the other calls, unless the server stopped answering).
         connect_timeout: Seconds to connect to a server and list its tools.
 
     Example:

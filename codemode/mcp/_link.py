@@ -2,8 +2,11 @@
 
 Inside `McpSources`'s `async with`, the link owns one connection in the sources' task group, reused by every
 call, watched for tool list changes (`subscriptions/listen`, else `tools/list_changed`), and reopened after the
-server dies or stops answering; outside it, each call opens a connection of its own. Connection and call
-failures are the model's to read (`ToolError` with a message that says whether to retry).
+server dies or stops answering; outside it, each call opens a connection of its own. A call past its timeout is
+cancelled alone (the SDK sends `notifications/cancelled`), never by closing a connection other calls are using:
+a connection whose server no longer answers is retired, closing once its last call ends, and new calls get a new
+one. Connection and call failures are the model's to read (`ToolError` with a message that says what may have
+happened).
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codemode._runtime import MAY_HAVE_ACTED, CutOffError
 from codemode._sources import needs_approval
 from codemode.errors import tool_error
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
@@ -34,6 +39,34 @@ logger = logging.getLogger("codemode.mcp")
 
 _MAX_PAGES = 1000
 """Pages of `tools/list` read before giving up on a server that never stops paginating."""
+_PROBE_TIMEOUT = 5.0
+"""Seconds a server has to answer the probe after a call timed out (at most the call timeout), before its
+connection is retired."""
+
+
+@dataclass(eq=False)
+class _Connection:
+    """One open connection to a server: its client, the scope that closes it, and its calls in flight."""
+
+    client: Client
+    scope: anyio.CancelScope
+    calls: int = 0
+    retired: bool = False
+    """Whether new calls go elsewhere: it closes when its last call in flight ends."""
+
+    def retire(self) -> None:
+        """Take no new calls, and close once the calls in flight have ended."""
+        self.retired = True
+        self._close_if_done()
+
+    def release(self) -> None:
+        """One call ended."""
+        self.calls -= 1
+        self._close_if_done()
+
+    def _close_if_done(self) -> None:
+        if self.retired and self.calls == 0:
+            self.scope.cancel()
 
 
 class ServerLink:
@@ -45,8 +78,8 @@ class ServerLink:
         self.label = server.label
         self.names: dict[str, str] = {}
         """Catalog name -> the server's own tool name."""
-        self.client: Client | None = None
-        self._scope: anyio.CancelScope | None = None
+        self.connection: _Connection | None = None
+        """The connection new calls use, inside `async with` the sources."""
         self._lock = anyio.Lock()
 
     def tool(self, mcp_tool: types.Tool, name: str) -> Tool:
@@ -70,8 +103,8 @@ class ServerLink:
         if task_group is None:
             async with connect(self.server) as client:
                 return await list_tools(client)
-        client = await task_group.start(self._run)
-        return await list_tools(client)
+        connection: _Connection = await task_group.start(self._run)
+        return await list_tools(connection.client)
 
     async def call(self, tool_name: str, arguments: JsonObject) -> JsonValue:
         """Call one of the server's tools; every failure is a `ToolError` for the model."""
@@ -82,42 +115,63 @@ class ServerLink:
                     async with connect(self.server) as client:
                         return result_json(await client.call_tool(tool_name, arguments))
             except TimeoutError:
-                raise tool_error(self._timed_out(tool_name)) from None
+                raise CutOffError(self._timed_out(tool_name)) from None
             except MCPError as error:
                 raise tool_error(self._refused(error)) from None
-        client = await self._connected()
+        connection = await self._connected()
+        connection.calls += 1
         try:
-            with anyio.fail_after(timeout):
-                result = await client.call_tool(tool_name, arguments)
+            with anyio.fail_after(timeout):  # cancels this request alone: the SDK tells the server so
+                result = await connection.client.call_tool(tool_name, arguments)
         except TimeoutError:
-            self._drop(client)
-            raise tool_error(self._timed_out(tool_name)) from None
+            await self._check(connection)
+            raise CutOffError(self._timed_out(tool_name)) from None
         except MCPError as error:
             if error.code != types.CONNECTION_CLOSED:
                 raise tool_error(self._refused(error)) from None
-            self._drop(client)
-            raise tool_error(self._lost(tool_name, error)) from None
+            self._retire(connection)
+            raise CutOffError(self._lost(tool_name, error)) from None
         except Exception as error:  # noqa: BLE001  # a broken transport fails in many ways; the model reads which
-            self._drop(client)
-            raise tool_error(self._lost(tool_name, error)) from None
+            self._retire(connection)
+            raise CutOffError(self._lost(tool_name, error)) from None
+        finally:
+            connection.release()
         return result_json(result)
 
-    async def _connected(self) -> Client:
+    async def _connected(self) -> _Connection:
         async with self._lock:  # one reconnect for many concurrent calls
-            if self.client is not None:
-                return self.client
+            if self.connection is not None:
+                return self.connection
             task_group = self.owner.task_group
             assert task_group is not None
             try:
                 with anyio.fail_after(self.owner.connect_timeout):
-                    client: Client = await task_group.start(self._run, True)
+                    connection: _Connection = await task_group.start(self._run, True)
             except Exception as error:  # noqa: BLE001  # reported to the model, who may try again later
                 raise tool_error(
                     f"cannot reach MCP server {self.label!r}: {describe(error)}. Try again later, or use another tool."
                 ) from None
-            return client
+            return connection
 
-    async def _run(self, relist: bool = False, *, task_status: TaskStatus[Client]) -> None:
+    async def _check(self, connection: _Connection) -> None:
+        """After a call timed out: keep the connection if the server still answers, else retire it.
+
+        The probe is the first page of `tools/list` (`ping` is gone from the 2026-07-28 protocol); an error the
+        server sends back is an answer too.
+        """
+        if connection.retired:
+            return
+        try:
+            with anyio.fail_after(min(_PROBE_TIMEOUT, self.owner.timeout)):
+                await connection.client.list_tools()
+        except MCPError as error:
+            if error.code == types.CONNECTION_CLOSED:
+                self._retire(connection)
+        except Exception as error:  # noqa: BLE001  # a timeout or a broken transport: this connection is done
+            logger.warning("MCP server %r stopped answering (%s): reconnecting", self.label, describe(error))
+            self._retire(connection)
+
+    async def _run(self, relist: bool = False, *, task_status: TaskStatus[_Connection]) -> None:
         """Own one connection: open it, watch for tool list changes, until it ends or is dropped."""
         legacy_send, legacy_changes = anyio.create_memory_object_stream[None](1)
 
@@ -126,9 +180,8 @@ class ServerLink:
                 with contextlib.suppress(anyio.WouldBlock):  # one pending refresh covers any number of changes
                     legacy_send.send_nowait(None)
 
-        started = False
+        connection: _Connection | None = None
         with anyio.CancelScope() as scope, legacy_send, legacy_changes:
-            self._scope = scope
             try:
                 async with (
                     connect(self.server, message_handler=on_message) as client,
@@ -136,18 +189,17 @@ class ServerLink:
                 ):
                     if relist:
                         self.owner.sync(self, await list_tools(client))
-                    self.client = client
-                    started = True
-                    task_status.started(client)
+                    connection = self.connection = _Connection(client=client, scope=scope)
+                    task_status.started(connection)
                     async for _ in changes:
                         await self._refresh(client)
             except Exception as error:
-                if not started:
+                if connection is None:
                     raise
                 logger.warning("connection to MCP server %r ended: %s", self.label, describe(error))
             finally:
-                if started and self.client is client:
-                    self.client = None
+                if connection is not None and self.connection is connection:
+                    self.connection = None
 
     async def _refresh(self, client: Client) -> None:
         try:
@@ -158,23 +210,22 @@ class ServerLink:
             return
         self.owner.sync(self, listed)
 
-    def _drop(self, client: Client) -> None:
-        """Close a connection that failed, so the next call opens a new one."""
-        if self.client is client:
-            self.client = None
-            if self._scope is not None:
-                self._scope.cancel()
+    def _retire(self, connection: _Connection) -> None:
+        """New calls get a new connection; this one closes once its calls in flight have ended."""
+        if self.connection is connection:
+            self.connection = None
+        connection.retire()
 
     def _timed_out(self, tool_name: str) -> str:
         return (
-            f"MCP server {self.label!r} did not answer `{tool_name}` within {self.owner.timeout:g} s; the call was "
-            "abandoned and the connection will be reopened on the next call."
+            f"MCP server {self.label!r} did not answer `{tool_name}` within {self.owner.timeout:g} s, so the call "
+            f"was cancelled; {MAY_HAVE_ACTED}."
         )
 
     def _lost(self, tool_name: str, error: BaseException) -> str:
         return (
-            f"the connection to MCP server {self.label!r} was lost during `{tool_name}` ({describe(error)}); "
-            "it will be reopened on the next call, so you may retry."
+            f"the connection to MCP server {self.label!r} was lost during `{tool_name}` ({describe(error)}); the "
+            "call may have reached the server: check before you repeat it. The next call reconnects."
         )
 
     def _refused(self, error: MCPError) -> str:

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import anyio
 import httpx2
 
-from codemode._runtime import tool_error
+from codemode._runtime import MAY_HAVE_ACTED, CutOffError, tool_error
 from codemode.openapi._security import Redactor, add_cookie, apply, chosen
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ _RETRIED: Final = frozenset({429, 503})
 _DELIMITERS: Final = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}
 _MESSAGE_KEYS: Final = ("message", "error_description", "error", "detail", "title", "errors", "msg", "description")
 _MAX_ERROR_CHARS: Final = 500
+_DOT_SEGMENTS: Final = frozenset({"", ".", ".."})
 _TEXTUAL: Final = ("text/", "application/xml", "application/javascript", "application/yaml", "application/x-yaml")
 
 
@@ -113,8 +114,10 @@ class HttpApi:
                 finally:
                     await response.aclose()
             except httpx2.TimeoutException:
-                maybe = "" if operation.method in ("GET", "HEAD") else "; it may have been carried out, check first"
-                raise tool_error(f"{what} on {self.label!r} did not answer within {self.timeout:g} s{maybe}") from None
+                late = f"{what} on {self.label!r} did not answer within {self.timeout:g} s"
+                if operation.method in ("GET", "HEAD", "OPTIONS"):  # safe methods change nothing
+                    raise tool_error(late) from None
+                raise CutOffError(f"{late}; {MAY_HAVE_ACTED}") from None
             except httpx2.HTTPError as error:
                 detail = self.redactor.text(f"{type(error).__name__}: {error}")
                 raise tool_error(f"cannot reach {self.label!r} for {what}: {detail}") from None
@@ -184,7 +187,7 @@ class _RequestParts:
 
     @classmethod
     def build(cls, operation: Operation, arguments: Mapping[str, JsonValue]) -> _RequestParts:
-        path = operation.path
+        segments: dict[str, str] = {}
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
         fields: dict[str, JsonValue] = {}
@@ -195,7 +198,7 @@ class _RequestParts:
             value = arguments[binding.argument]
             match binding.location:
                 case "path":
-                    path = path.replace(f"{{{binding.name}}}", quote(_scalar_text(value, ","), safe=""))
+                    segments[binding.name] = quote(_scalar_text(value, ","), safe="")
                 case "query":
                     query.extend(_query_pairs(binding, value))
                 case "header":
@@ -208,7 +211,35 @@ class _RequestParts:
                     fields[binding.name] = value
         if fields or (operation.body_required and body is None):
             body = fields  # a required body with no field given is sent empty, `{}`
+        path = _filled_path(operation, segments)
         return cls(path=path, query=query, headers=headers, content=_content(operation, body, headers))
+
+
+def _filled_path(operation: Operation, values: Mapping[str, str]) -> str:
+    """The path template with each parameter's encoded value in its place, segment by segment.
+
+    Raises a `ToolError` when a filled segment is empty, `.` or `..`: the URL would then name another resource
+    (httpx2 removes dot segments, so `/orgs/acme/members/..` is sent as `/orgs/acme`).
+    """
+    filled: list[str] = []
+    for template in operation.path.split("/"):
+        segment = template
+        for name, value in values.items():
+            segment = segment.replace(f"{{{name}}}", value)
+        if segment in _DOT_SEGMENTS and "{" in template:
+            raise tool_error(_segment_message(operation, template, segment))
+        filled.append(segment)
+    return "/".join(filled)
+
+
+def _segment_message(operation: Operation, template: str, segment: str) -> str:
+    names = [binding.argument for binding in operation.bindings if f"{{{binding.name}}}" in template]
+    which = f"argument `{names[0]}`" if len(names) == 1 else "arguments " + " and ".join(f"`{name}`" for name in names)
+    fills = "fills" if len(names) == 1 else "fill"
+    return (
+        f"{which} of `{operation.method} {operation.path}` {fills} one segment of the URL path, which cannot be "
+        f"{segment!r} (the request would go to another URL); pass the actual value, not '', '.' or '..'"
+    )
 
 
 def _content(operation: Operation, body: JsonValue, headers: dict[str, str]) -> dict[str, Any]:

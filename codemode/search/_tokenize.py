@@ -6,7 +6,9 @@ at camelCase humps and at digit runs (`getHTTPResponse2` -> `get http respons 2`
 a small English stop list is dropped and the remaining words go through the first and last steps of the
 Porter stemmer (plurals, `-ed`, `-ing`, `-y`, a final `-e`): enough to match inflections without the
 conflations of a full stemmer. Everything here is pure and deterministic; results are cached per raw word,
-which keeps indexing 10,000 tools well under the time budget.
+which keeps indexing 10,000 tools well under the time budget. The caches are process-wide and fed by queries the
+model writes too, so only chunks and words of at most `_MAX_CACHED` characters are kept (what recurs in names and
+prose), at most `_MAX_CACHE` of each: a long run of letters is tokenized each time it is seen, and never stemmed.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ STOP_WORDS: Final[frozenset[str]] = frozenset(
 _WORD: Final = re.compile(r"[^\W\d_]*[^\W\d_a-zA-Z][^\W\d_]*|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _VOWELS: Final = frozenset("aeiou")
 _MAX_CACHE: Final = 200_000
+_MAX_CACHED: Final = 64
+"""The longest chunk or word whose terms are cached, and the longest word stemmed (no English word is longer)."""
 
 
 def tokenize(text: str) -> list[str]:
@@ -65,15 +69,24 @@ class _TermCache(dict[str, tuple[str, ...]]):
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
         terms = tuple(term for term in map(_normalize, _WORD.findall(chunk)) if term)
-        self[chunk] = terms
+        if len(chunk) <= _MAX_CACHED:
+            self[chunk] = terms
         return terms
 
 
 _CACHE: Final = _TermCache()
 
 
-@lru_cache(maxsize=_MAX_CACHE)
 def _normalize(word: str) -> str:
+    return _normalize_cached(word) if len(word) <= _MAX_CACHED else _normalized(word)
+
+
+@lru_cache(maxsize=_MAX_CACHE)
+def _normalize_cached(word: str) -> str:
+    return _normalized(word)
+
+
+def _normalized(word: str) -> str:
     lowered = word.lower()
     if lowered in STOP_WORDS or (len(lowered) == 1 and not lowered.isdigit()):
         return ""
@@ -83,9 +96,9 @@ def _normalize(word: str) -> str:
 def stem(word: str) -> str:
     """Porter steps 1a, 1b, 1c and 5a on one lowercase word: `queries` -> `queri`, `creating` -> `creat`.
 
-    Words of one or two letters and words with non-ASCII letters are returned unchanged.
+    Words of one or two letters, of more than `_MAX_CACHED`, and words with non-ASCII letters are returned unchanged.
     """
-    if len(word) <= 2 or not word.isascii() or not word.isalpha():
+    if not 2 < len(word) <= _MAX_CACHED or not word.isascii() or not word.isalpha():
         return word
     word = _step_1a(word)
     word = _step_1b(word)

@@ -1,8 +1,10 @@
 # Snapshots hold the texts the model reads verbatim, which are longer than a source line.
+# ruff: noqa: E501
 """After any failure the model reads which tool calls completed and which were in flight; the host sees it too."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Literal
 
 import anyio
@@ -10,7 +12,7 @@ import pytest
 from dirty_equals import IsFloat
 from inline_snapshot import snapshot
 
-from codemode import Catalog, CodeMode, Limits, ToolCall, ToolError
+from codemode import Catalog, CodeMode, Limits, ToolCall, ToolError, ToolLimits
 
 if TYPE_CHECKING:
     from codemode import ExecuteResult
@@ -149,3 +151,70 @@ async def test_a_returned_value_cut_at_the_display_limit_says_so_in_the_result()
     assert long.value_truncated is True
     assert "more characters cut" in long.text
     assert short.value_truncated is False
+
+
+async def test_a_sync_call_past_its_tool_timeout_is_recorded_as_may_have_happened_and_it_does_happen() -> None:
+    """The thread of a sync handler cannot be stopped: the model is told to check, not to retry, and it was right."""
+    catalog = Catalog()
+    release, sent = threading.Event(), threading.Event()
+
+    @catalog.tool
+    async def find_customer(name: str) -> str:
+        """Find a customer."""
+        return "acme"
+
+    @catalog.tool(limits=ToolLimits(timeout=0.05))
+    def send_invoice(customer: str) -> str:
+        """Send an invoice (slow SMTP)."""
+        release.wait(10)
+        sent.set()
+        return "sent"
+
+    code = 'customer = await tools.find_customer(name="Acme")\nawait tools.send_invoice(customer=customer)'
+    try:
+        async with CodeMode(catalog, isolation="inline") as cm:
+            result = await cm.execute(code, cm.new_state())
+    finally:
+        release.set()
+    message = "tools.send_invoice() did not finish within its 0.05 s limit; it may still have taken effect: check before you repeat it"
+    assert result.calls[1] == ToolCall(
+        name="send_invoice",
+        arguments={"customer": "acme"},
+        duration=IsFloat(),
+        ok=False,
+        error=message,
+        in_flight=True,
+    )
+    assert result.text == snapshot("""\
+Traceback (most recent call last):
+  line 2, in <module>
+    await tools.send_invoice(customer=customer)
+ToolError: tools.send_invoice() did not finish within its 0.05 s limit; it may still have taken effect: check before you repeat it (line 2)
+Tool calls before the run stopped: 1 completed (1 ok, 0 failed), 1 in flight:
+  ok     find_customer(name="Acme")
+  in flight, may have happened: send_invoice(customer="acme")
+Check whether the calls in flight took effect before you repeat them.\
+""")
+    assert await anyio.to_thread.run_sync(sent.wait, 10)  # the abandoned thread went on and sent it
+
+
+async def test_an_async_call_cancelled_at_its_tool_timeout_is_recorded_as_may_have_happened() -> None:
+    """Cancellation stops an async handler at whatever it awaited (after a POST went out, say): the same record."""
+    catalog = Catalog()
+    posted: list[str] = []
+
+    @catalog.tool(limits=ToolLimits(timeout=0.05))
+    async def create_invoice(customer: str) -> str:
+        """Create an invoice, then wait for the confirmation."""
+        posted.append(customer)
+        await anyio.sleep(60)
+        return "confirmed"
+
+    code = 'try:\n    await tools.create_invoice(customer="acme")\nexcept ToolError as error:\n    print(error)'
+    async with CodeMode(catalog, isolation="inline") as cm:
+        result = await cm.execute(code, cm.new_state())
+    assert result.text == snapshot(
+        "tools.create_invoice() did not finish within its 0.05 s limit; it may still have taken effect: check before you repeat it"
+    )
+    assert [(call.ok, call.in_flight) for call in result.calls] == [(False, True)]
+    assert posted == ["acme"]

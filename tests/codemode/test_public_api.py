@@ -58,3 +58,18 @@ def test_importing_codemode_imports_no_provider_sdk() -> None:
     )
     output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert json.loads(output) == []
+
+
+def test_every_codemode_name_the_readme_mentions_resolves() -> None:
+    """Each `codemode.X.Name` the README names is importable as written (`codemode.Agent` was not)."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    missing = []
+    for dotted in sorted(set(re.findall(r"\bcodemode(?:\.[a-z_]+)*\.[A-Z]\w*", readme))):
+        module, _, name = dotted.rpartition(".")
+        if not hasattr(importlib.import_module(module), name):
+            missing.append(dotted)
+    assert missing == []

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from inline_snapshot import snapshot
+from pydantic import BaseModel
 
+from codemode import Catalog
 from codemode._naming import portable_alias
 from codemode.stubs import parameter_names, render_signature, render_stub
 from codemode.tools import Tool
@@ -481,6 +483,84 @@ async def get_weather(*, user: User) -> User:
     """Get the weather forecast for a city."""
     ...
 ''')
+
+
+def test_a_model_taken_and_returned_is_one_class_and_a_different_one_of_the_same_name_is_numbered() -> None:
+    """`def update_user(user: User) -> User` shows `User` and `Addr` once; another `User` shape gets `User2`."""
+    catalog = Catalog()
+
+    @catalog.tool
+    def update_user(user: User) -> User:
+        """Update a user and return it."""
+        return user
+
+    @catalog.tool
+    def rename(user: User, name: str) -> OtherUser:
+        """Rename a user."""
+        return OtherUser(id=1)
+
+    assert "\n\n\n".join(render_stub(tool) for tool in catalog) == snapshot('''\
+class Addr(TypedDict):
+    street: str
+
+
+class User(TypedDict):
+    """A user."""
+    name: str
+    addr: Addr
+
+
+async def update_user(*, user: User) -> User:
+    """Update a user and return it.
+
+    Returns:
+        A user.
+    """
+    ...
+
+
+
+class Addr(TypedDict):
+    street: str
+
+
+class User(TypedDict):
+    """A user."""
+    name: str
+    addr: Addr
+
+
+class User2(TypedDict):
+    """A user, as another service spells it."""
+    id: int
+
+
+async def rename(*, user: User, name: str) -> User2:
+    """Rename a user.
+
+    Returns:
+        A user, as another service spells it.
+    """
+    ...
+''')
+
+
+class Addr(BaseModel):
+    street: str
+
+
+class User(BaseModel):
+    """A user."""
+
+    name: str
+    addr: Addr
+
+
+class OtherUser(BaseModel):
+    """A user, as another service spells it."""
+
+    model_config = {"title": "User"}
+    id: int
 
 
 def test_descriptions_with_quotes_backslashes_and_control_characters_parse() -> None:

@@ -4,11 +4,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import enum
+import ipaddress
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from inline_snapshot import snapshot
+from pydantic import AnyUrl, BaseModel, ConfigDict, SecretStr
 
 from codemode import Catalog, CodeMode
 from codemode.policy import CallOutcome, Policy, ReplaceResult
@@ -191,3 +195,165 @@ return out
             "tools.huge_int() returned data that is not JSON (a value is an int too large to send (10001 bits); send it as a str); this is a bug in the tool, not in your code",
         ]
     )
+
+
+class Shift(BaseModel):
+    """A model with the values JSON lacks: a duration, a time, a set."""
+
+    length: datetime.timedelta
+    starts: datetime.datetime
+    crew: set[str]
+    zones: frozenset[int]
+
+
+@dataclasses.dataclass
+class ShiftRecord:
+    """The same fields as a dataclass."""
+
+    length: datetime.timedelta
+    starts: datetime.datetime
+    crew: set[str]
+    zones: frozenset[int]
+
+
+CREW = {f"member {n}" for n in range(40)}
+"""Enough strings that their set's own order (it changes with hash randomisation) is never sorted by chance."""
+SHIFT = {
+    "length": datetime.timedelta(hours=3),
+    "starts": datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC),
+    "crew": CREW,
+    "zones": frozenset({10, 9, 100, 2}),
+}
+
+
+def shapes_of_one_value_catalog(saved: list[Shift]) -> Catalog:
+    catalog = Catalog()
+
+    @catalog.tool
+    def as_model() -> Shift:
+        """The shift as a pydantic model."""
+        return Shift(**SHIFT)
+
+    @catalog.tool
+    def as_dataclass() -> ShiftRecord:
+        """The shift as a dataclass."""
+        return ShiftRecord(**SHIFT)
+
+    @catalog.tool
+    def as_dict() -> dict[str, Any]:
+        """The shift as a plain dict."""
+        return dict(SHIFT)
+
+    @catalog.tool
+    def keyed() -> dict[Any, str]:
+        """Keys that are not strings."""
+        return {True: "t", False: "f", None: "n", 1.5: "x", 2: "i", Color.RED: "c"}
+
+    @catalog.tool
+    def double(length: datetime.timedelta) -> datetime.timedelta:
+        """Double a duration."""
+        return length * 2
+
+    @catalog.tool
+    def save(shift: Shift) -> Shift:
+        """Save a shift and return it."""
+        saved.append(shift)
+        return shift
+
+    return catalog
+
+
+@ISOLATIONS
+async def test_a_model_a_dataclass_a_dict_and_the_codes_own_return_read_alike(
+    sandboxes: dict[str, Sandbox], isolation: str
+) -> None:
+    """One set of rules: durations as the stub's ISO string, `Z` datetimes, sorted sets, keys as `json.dumps` spells them."""
+    code = """
+import datetime
+shift = {"length": datetime.timedelta(hours=3), "starts": datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
+         "crew": {f"member {n}" for n in range(40)}, "zones": frozenset({10, 9, 100, 2})}
+keys = {True: "t", False: "f", None: "n", 1.5: "x", 2: "i", "red": "c"}
+return [await tools.as_model(), await tools.as_dataclass(), await tools.as_dict(), shift, await tools.keyed(), keys]
+"""
+    async with CodeMode(shapes_of_one_value_catalog([]), sandbox=sandboxes[isolation]) as cm:
+        result = await cm.execute(code, cm.new_state())
+
+    assert result.run.error is None
+    model, record, plain, own, keyed, own_keys = result.run.value  # type: ignore[misc]  # a list of six, as returned
+    expected = {"length": "PT3H", "starts": "2024-01-02T03:04:05Z", "crew": sorted(CREW), "zones": [2, 9, 10, 100]}
+    assert model == record == plain == own == expected
+    assert keyed == own_keys == {"true": "t", "false": "f", "null": "n", "1.5": "x", "2": "i", "red": "c"}
+
+
+async def test_what_a_tool_returned_is_taken_back_by_a_tools_parameters(sandboxes: dict[str, Sandbox]) -> None:
+    """A duration or a model's JSON from one tool, passed to another tool's parameter, arrives as the value it was."""
+    saved: list[Shift] = []
+    code = """
+shift = await tools.as_model()
+again = await tools.save(shift=shift)
+return [again == shift, await tools.double(length=await tools.double(length=shift["length"]))]
+"""
+    async with CodeMode(shapes_of_one_value_catalog(saved), sandbox=sandboxes["inline"]) as cm:
+        result = await cm.execute(code, cm.new_state())
+
+    assert result.run.value == [True, "PT12H"]
+    assert saved == [Shift(**SHIFT)]
+
+
+async def test_two_keys_that_become_one_in_json_are_refused(sandboxes: dict[str, Sandbox]) -> None:
+    """`{1: ..., "1": ...}` would lose a value: the tool is blamed, as the sandbox refuses the same dict from the code."""
+    catalog = Catalog()
+    catalog.add(name="clash", description="Clash.", parameters={"type": "object"}, handler=lambda: {1: "a", "1": "b"})
+    async with CodeMode(catalog, sandbox=sandboxes["inline"]) as cm:
+        result = await cm.execute("await tools.clash()", cm.new_state())
+
+    assert result.run.error is not None
+    assert result.run.error.message == snapshot(
+        "ToolError: tools.clash() returned data that is not JSON (two of its keys both become '1' in JSON; keep one of them); this is a bug in the tool, not in your code (line 1)"
+    )
+
+
+class Account(BaseModel):
+    """Fields only pydantic knows how to write."""
+
+    site: AnyUrl
+    password: SecretStr
+    address: ipaddress.IPv4Address
+    raw: bytes
+
+
+class Timer(BaseModel):
+    """A model that chose how its JSON is written: its schema says `number` for the duration."""
+
+    model_config = ConfigDict(ser_json_timedelta="float")
+    length: datetime.timedelta
+
+
+async def test_a_models_fields_only_pydantic_knows_and_its_own_json_settings_are_pydantics(
+    sandboxes: dict[str, Sandbox],
+) -> None:
+    """A URL, a secret, an IP address and bytes inside a model read as pydantic writes them; `ser_json_*` is kept."""
+    catalog = Catalog()
+
+    @catalog.tool
+    def account() -> Account:
+        """An account."""
+        return Account(
+            site=AnyUrl("https://example.com/a"),
+            password=SecretStr("s3cret"),
+            address=ipaddress.IPv4Address("10.0.0.1"),
+            raw=b"hi",
+        )
+
+    @catalog.tool
+    def timer() -> Timer:
+        """A timer."""
+        return Timer(length=datetime.timedelta(minutes=90))
+
+    async with CodeMode(catalog, sandbox=sandboxes["inline"]) as cm:
+        result = await cm.execute("return [await tools.account(), await tools.timer()]", cm.new_state())
+
+    assert result.run.value == [
+        {"site": "https://example.com/a", "password": "**********", "address": "10.0.0.1", "raw": "hi"},
+        {"length": 5400.0},
+    ]

@@ -72,6 +72,39 @@ async def test_draft4_boolean_bounds_are_read_as_draft4() -> None:
     assert seen == [{"limit": 99}]
 
 
+async def test_draft4_boolean_bounds_are_exclusive_in_the_stub_as_in_the_check() -> None:
+    """`minimum: 0, exclusiveMinimum: true` reads `> 0` in the stub, and the bound itself is refused, both ends."""
+    schema: JsonObject = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 0, "exclusiveMinimum": True, "maximum": 10, "exclusiveMaximum": True},
+            "m": {"type": "integer", "minimum": 0, "exclusiveMinimum": False, "maximum": 10},
+        },
+        "required": ["n"],
+    }
+    catalog, seen = echo_catalog(take=schema)
+
+    stub = await execute('print(await tools.describe("take"))', catalog)
+    assert stub.text == snapshot('''\
+async def take(*, n: int, m: int | None = None) -> Any:
+    """The take tool.
+
+    Args:
+        n: (> 0; < 10)
+        m: (>= 0; <= 10)
+    """
+    ...''')
+    assert await error_of("await tools.take(n=0)", catalog) == snapshot(
+        "ToolError: tools.take(): argument `n`: 0 is less than or equal to the minimum of 0 (given 0). Signature: take(*, n: int, m: int | None = None) -> Any (line 1)"
+    )
+    assert await error_of("await tools.take(n=10)", catalog) == snapshot(
+        "ToolError: tools.take(): argument `n`: 10 is greater than or equal to the maximum of 10 (given 10). Signature: take(*, n: int, m: int | None = None) -> Any (line 1)"
+    )
+    assert await error_of("await tools.take(n=1, m=0)", catalog) is None
+    assert seen == [{"n": 1, "m": 0}]
+
+
 async def test_definitions_refs_and_id_validate_nested_values() -> None:
     """`definitions` with `$ref: "#/definitions/Point"` and a draft-04 `id` check the nested object."""
     catalog, seen = echo_catalog(draw=DEFINITIONS)

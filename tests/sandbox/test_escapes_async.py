@@ -128,11 +128,11 @@ CASES = [
         """
         import asyncio
         t = asyncio.create_task(asyncio.sleep(0))
-        loop = t.get_loop()
+        loop = getattr(t, "get_" + "loop")()
         await t
         return str(loop) + "PW" + "NED"
         """,
-        raised("AttributeError", "'TaskHandle' object has no attribute 'get_loop'"),
+        guard("`.get_loop` is not allowed: frames, code and the class hierarchy are hidden"),
         control=True,
     ),
     case(
@@ -155,11 +155,11 @@ CASES = [
             await asyncio.sleep(0)
         t = asyncio.create_task(work())
         await asyncio.sleep(0)
-        frames = t.get_stack()
+        frames = getattr(t, "get_" + "stack")()
         await t
         return str(getattr(frames[0], "f_" + "globals")) + "PW" + "NED"
         """,
-        raised("AttributeError", "'TaskHandle' object has no attribute 'get_stack'"),
+        guard("`.get_stack` is not allowed: frames, code and the class hierarchy are hidden"),
         control=True,
     ),
     case(
@@ -167,11 +167,11 @@ CASES = [
         """
         import asyncio
         t = asyncio.create_task(asyncio.sleep(0))
-        coro = t.get_coro()
+        coro = getattr(t, "get_" + "coro")()
         await t
         return str(getattr(coro, "cr_" + "code")) + "PW" + "NED"
         """,
-        raised("AttributeError", "'TaskHandle' object has no attribute 'get_coro'"),
+        guard("`.get_coro` is not allowed: frames, code and the class hierarchy are hidden"),
         control=True,
     ),
     case(
@@ -207,7 +207,7 @@ CASES = [
         "current_task_loop",
         """
         import asyncio
-        return str(asyncio.current_task().get_loop()) + 'PW' + 'NED'
+        return str(getattr(asyncio.current_task(), "get_" + "loop")()) + 'PW' + 'NED'
         """,
         raised("AttributeError", "module 'asyncio' has no attribute 'current_task' in the sandbox"),
         control=True,
@@ -235,7 +235,7 @@ CASES = [
         "bare_future_loop",
         """
         import asyncio
-        return str(asyncio.Future().get_loop()) + 'PW' + 'NED'
+        return str(getattr(asyncio.Future(), "get_" + "loop")()) + 'PW' + 'NED'
         """,
         raised("AttributeError", "module 'asyncio' has no attribute 'Future' in the sandbox"),
         control=True,
@@ -244,9 +244,9 @@ CASES = [
         "gather_future_loop",
         """
         import asyncio
-        return str(asyncio.gather().get_loop()) + 'PW' + 'NED'
+        return str(getattr(asyncio.gather(), "get_" + "loop")()) + 'PW' + 'NED'
         """,
-        raised("AttributeError", "'TaskHandle' object has no attribute 'get_loop'"),
+        guard("`.get_loop` is not allowed: frames, code and the class hierarchy are hidden"),
         control=True,
     ),
     case(
@@ -254,11 +254,11 @@ CASES = [
         """
         import asyncio
         fut = asyncio.ensure_future(asyncio.sleep(0))
-        loop = fut.get_loop()
+        loop = getattr(fut, "get_" + "loop")()
         await fut
         return str(loop) + "PW" + "NED"
         """,
-        raised("AttributeError", "'TaskHandle' object has no attribute 'get_loop'"),
+        guard("`.get_loop` is not allowed: frames, code and the class hierarchy are hidden"),
         control=True,
     ),
     case(
@@ -431,7 +431,7 @@ CASES = [
             pass
         return str(L()._get_loop()) + "PW" + "NED"
         """,
-        guard("`._get_loop` is not allowed"),
+        guard("subclassing `asyncio.Lock` is not allowed in the sandbox"),
     ),
     case(
         "timeout_subclass_reads_the_task",
@@ -441,9 +441,9 @@ CASES = [
             pass
         async with T(None) as t:
             task = t._task
-        return str(task.get_loop()) + "PW" + "NED"
+        return str(getattr(task, "get_" + "loop")()) + "PW" + "NED"
         """,
-        guard("`._task` is not allowed"),
+        guard("subclassing `asyncio.Timeout` is not allowed in the sandbox; keep one as an attribute of your class"),
     ),
     case(
         "coroutine_driven_by_hand_yields_a_future",
@@ -454,7 +454,7 @@ CASES = [
         co = f()
         future = co.send(None)
         co.close()
-        return str(future.get_loop()) + "PW" + "NED"
+        return str(getattr(future, "get_" + "loop")()) + "PW" + "NED"
         """,
         guard("`.send()` is not allowed"),
     ),
@@ -467,7 +467,7 @@ CASES = [
         co = next(iter(asyncio.as_completed([s()])))
         future = co.send(None)
         co.close()
-        return str(future.get_loop()) + "PW" + "NED"
+        return str(getattr(future, "get_" + "loop")()) + "PW" + "NED"
         """,
         raised("AttributeError", "'Lazy' object has no attribute 'send'"),
     ),
@@ -717,7 +717,7 @@ CASES = [
         t = asyncio.create_task(f())
         t.get_coro()
         """,
-        raised("AttributeError", "'TaskHandle' object has no attribute 'get_coro'"),
+        policy("`.get_coro` is not allowed: frames, code and the class hierarchy are hidden"),
         limits=BUDGET,
     ),
     case(
@@ -728,7 +728,7 @@ CASES = [
             return 1
         asyncio.gather(f()).get_loop()
         """,
-        raised("AttributeError", "'TaskHandle' object has no attribute 'get_loop'"),
+        policy("`.get_loop` is not allowed: frames, code and the class hierarchy are hidden"),
         limits=BUDGET,
     ),
     case(

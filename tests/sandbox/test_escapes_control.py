@@ -1,6 +1,7 @@
 """Red team, control flow: exits, stop signals, and code that swallows the limits.
 
-`SystemExit`, `KeyboardInterrupt`, `exit()`, `BaseException` subclasses and forged stop signals end only the run;
+`SystemExit` and `exit()` end only the run, as they end a script (status 0 or None: a success); `KeyboardInterrupt`,
+`BaseException` subclasses and forged stop signals end only the run;
 `except BaseException`, `finally`, `__exit__` returning true and cancellation swallowed in a loop cannot outlive the
 budget, the wall clock, the call limit or the output limit; an exception's `__str__` cannot hang or flood the report.
 """
@@ -14,8 +15,13 @@ from sandbox import Limits
 CASES = [
     case(
         "raise_system_exit",
-        "raise SystemExit(0)",
-        raised(None, "SystemExit ended the run"),
+        "print('done early')\nraise SystemExit(0)\nprint('never')",
+        Value(None, stdout="done early\n"),
+    ),
+    case(
+        "raise_system_exit_with_a_status",
+        "raise SystemExit(3)",
+        raised("SystemExit", "the code exited with status 3"),
     ),
     case(
         "raise_system_exit_in_a_task",
@@ -25,17 +31,17 @@ CASES = [
             raise SystemExit(3)
         await asyncio.gather(f())
         """,
-        raised(None, "SystemExit ended the run"),
+        raised("SystemExit", "the code exited with status 3"),
     ),
     case(
         "exit_builtin",
         "exit(0)",
-        raised(None, "exit() ended the run"),
+        Value(None),
     ),
     case(
         "quit_builtin",
-        "quit()",
-        raised(None, "exit() ended the run"),
+        "quit('stopped here')",
+        raised("SystemExit", "stopped here"),
     ),
     case(
         "raise_keyboard_interrupt",
@@ -436,15 +442,15 @@ CASES = [
         got = await asyncio.gather(f(), return_exceptions=True)
         return [str(g) for g in got]
         """,
-        Value(["SystemExit ended the run"]),
+        Value(["the code exited with status 3"]),
     ),
     case(
         "stop_signal_from_exit_reraised_with_a_known_kind",
         """
-        try:
-            exit()
-        except BaseException as e:
-            Stop = type(e)
+        import asyncio
+        async def leave():
+            exit(3)
+        Stop = type((await asyncio.gather(leave(), return_exceptions=True))[0])
         raise Stop("timeout", "a stop of the code's own making")
         """,
         raised("StopRun", "a stop of the code's own making"),
@@ -528,13 +534,24 @@ CASES = [
     case(
         "forged_stop_signal_with_an_unknown_kind",
         """
-        try:
-            exit()
-        except BaseException as e:
-            Stop = type(e)
+        import asyncio
+        async def leave():
+            exit(3)
+        Stop = type((await asyncio.gather(leave(), return_exceptions=True))[0])
         raise Stop("bogus-kind", "anything")
         """,
         raised("StopRun", "anything"),
+    ),
+    case(
+        "forged_clean_exit_signal",
+        """
+        import asyncio
+        async def leave():
+            exit(3)
+        Stop = type((await asyncio.gather(leave(), return_exceptions=True))[0])
+        raise Stop("exit", "")
+        """,
+        raised("StopRun", "StopRun"),
     ),
     case(
         "exception_class_name_floods_the_message",
@@ -549,10 +566,11 @@ CASES = [
     case(
         "forged_stop_signal",
         """
-        try:
-            exit()
-        except BaseException as e:
-            x = type(e)('ok', 'forged')
+        import asyncio
+        async def leave():
+            exit(3)
+        Stop = type((await asyncio.gather(leave(), return_exceptions=True))[0])
+        x = Stop('ok', 'forged')
         raise x
         """,
         raised("StopRun", "forged"),
@@ -561,7 +579,7 @@ CASES = [
     case(
         "system_exit",
         "raise SystemExit(0)",
-        raised(None, "SystemExit ended the run"),
+        Value(None),
         limits=BUDGET,
     ),
     case(

@@ -1072,7 +1072,7 @@ CASES = [
     case(
         "sys_exit_ends_only_the_run",
         "import sys\nsys.exit(3)",
-        raised(None, "sys.exit() ended the run"),
+        raised("SystemExit", "the code exited with status 3"),
     ),
     case(
         "sys_exit_caught_and_the_run_goes_on",
@@ -1081,9 +1081,9 @@ CASES = [
         try:
             sys.exit(1)
         except BaseException as e:
-            return type(e).__name__
+            return [type(e).__name__, e.code]
         """,
-        Value("StopRun"),
+        Value(["SystemExit", 1]),
     ),
     case(
         "traceback_shows_only_the_codes_frames",

@@ -72,7 +72,7 @@ CASES = [
         match c:
             case object(send=s):
                 fut = s(None)
-        loop = fut.get_loop()
+        loop = getattr(fut, "get_" + "loop")()
         return type(loop).__name__ + "PW" + "NED"
         """,
         guard("`.send()` is not allowed on a 'coroutine' in the sandbox: `await` it instead"),

@@ -206,6 +206,31 @@ def test_a_result_within_every_limit_is_returned_as_it_came() -> None:
     assert (cut.error.kind, lied) == ("result_limit", True)
 
 
+@pytest.mark.parametrize(
+    ("value", "limit", "error"),
+    [
+        (None, 19, None),
+        (False, 19, None),
+        (-(10**18) + 1, 19, None),
+        (10**18, 18, "result_limit"),  # 19 characters, over a limit of 18
+        (12345, 4, "result_limit"),  # a short int is still measured against a limit below any scalar's bound
+        (10**40, 1024, None),  # past the shortcut's range: checked and measured in full, and within the limit
+        (2**10_001, 10**6, "runtime"),  # more bits than a worker lets through
+    ],
+    ids=["none", "false", "long-negative", "over-18", "over-4", "beyond-the-shortcut", "too-many-bits"],
+)
+def test_a_scalar_result_is_kept_exactly_when_the_workers_rules_and_the_result_limit_allow(
+    value: object, limit: int, error: str | None
+) -> None:
+    """Small ints, None and bools skip the full check only where they cannot be over the limit."""
+    result = RunResult(value=value)
+    checked, lied = checked_result(result, limits=Limits(result=limit), keeps=False, reserved=())
+    assert (checked is result, lied) == (error is None, error is not None)
+    if error is not None:
+        assert checked.error is not None
+        assert (checked.value, checked.error.kind) == (None, error)
+
+
 REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST", default="none")
 
 

@@ -382,3 +382,32 @@ async def test_a_worker_cut_off_mid_frame_is_a_crashed_result(tmp_path: Path) ->
 
 def _dispatcher(echo: Any) -> Dispatcher:
     return Dispatcher({"echo": echo}, QUICK, limit=True)
+
+
+# -- 5. what a run the worker never reported on made ---------------------------------------------------------------
+
+STUCK_AFTER_TWO_CALLS = (
+    "await charge(amount=10)\nawait charge(amount=20)\nbig = [0] * 10_000_000\n" + "-1 in big\n" * 400
+)
+CRASH_AFTER_ONE_CALL = "await charge(amount=30)\nt = ()\nfor i in range(1_000_000):\n    t = (t,)\nhash(t)\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "seconds", "charged"),
+    [(STUCK_AFTER_TWO_CALLS, "timeout", 1.0, [10, 20]), (CRASH_AFTER_ONE_CALL, "crashed", 20.0, [30])],
+    ids=["killed_at_its_deadline", "crashed"],
+)
+async def test_a_killed_or_crashed_workers_run_still_counts_the_calls_the_host_made(
+    code: str, kind: str, seconds: float, charged: list[int]
+) -> None:
+    """The host ran those calls, side effects and all, so the result says so, as an inline run's would."""
+    ran: list[int] = []
+
+    def charge(amount: int) -> str:
+        ran.append(amount)
+        return "charged"
+
+    async with one_worker(Limits(timeout=seconds)) as sb:
+        result = await run(sb, code, functions={"charge": charge})
+    assert result.error is not None
+    assert (result.error.kind, result.calls, result.names, ran) == (kind, len(charged), ("charge",), charged)

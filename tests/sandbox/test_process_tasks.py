@@ -2,8 +2,9 @@
 
 On asyncio a call that has to wait is answered by a task the reader callback starts in an asyncio task group:
 it sees the context of the task that called `run`, anyio's cancel scopes work in it, and it is cancelled when
-the run ends without it. The in-flight cap hands slots out in turn, and a pooled worker is read from `/proc`
-again at its next lending unless it cannot have used the CPU the check looks for since it was given back.
+the run ends without it. The in-flight cap hands slots out in turn; a pooled worker is read from `/proc` again
+at its next lending unless it cannot have used the CPU the check looks for since it was given back; and the
+timer of a worker's run deadlines, left armed between runs, still rings at each run's own deadline.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import anyio.lowlevel
 import pytest
 
 from sandbox import Limits, Sandbox
+from sandbox._alarm import Alarm
 from sandbox._dispatch import Dispatcher
 from sandbox._distrust import IDLE_CPU, CpuClock, cpu_seconds
-from sandbox._hostcall import Call
+from sandbox._hostcall import Call, HostFailure
 from sandbox._pool import _rested
 
 pytestmark = pytest.mark.anyio
@@ -160,6 +162,36 @@ async def test_a_waiter_cancelled_after_its_slot_came_hands_it_to_the_next() -> 
     assert (dispatcher._busy, len(dispatcher._queue)) == (0, 0)
 
 
+class Label(str):
+    """A str subclass, which is not plain JSON data."""
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, None),
+        (True, True),
+        ("text", "text"),
+        (-(2**61), -(2**61)),
+        (2**70, 2**70),
+        (2**10_001, "TypeError"),
+        (Label("x"), "TypeError"),
+    ],
+    ids=["none", "bool", "str", "small-int", "big-int", "too-many-bits", "str-subclass"],
+)
+async def test_a_sync_functions_scalar_result_is_given_back_or_refused_as_check_json_says(
+    value: object, expected: object
+) -> None:
+    """Plain scalars come back as they are; an int past `MAX_INT_BITS` or a str subclass is a `TypeError`."""
+    dispatcher = Dispatcher({"give": lambda: value}, Limits(), limit=True)
+    try:
+        outcome = await dispatcher(Call("give", None, [], {}))
+    except HostFailure as failure:
+        outcome = failure.type_name
+    assert outcome == expected
+    assert type(outcome) is type(expected)
+
+
 @pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
 def test_a_worker_given_back_moments_ago_is_lent_unread_and_one_given_back_long_ago_is_read() -> None:
     """A second after a worker's return it may have spun: `/proc` is read. Right after, it cannot have used enough."""
@@ -180,3 +212,52 @@ def test_a_worker_given_back_moments_ago_is_lent_unread_and_one_given_back_long_
         child.stdin.close()
         child.wait()
         clock.close()
+
+
+async def test_the_alarm_rings_at_each_runs_deadline_with_one_timer_left_between_runs() -> None:
+    """A run that ends in time leaves its timer; the next run's later deadline rings once, at or after it."""
+    loop = asyncio.get_running_loop()
+    alarm = Alarm()
+    rang: list[tuple[str, float]] = []
+    done = anyio.Event()
+
+    def ring(name: str) -> None:
+        rang.append((name, loop.time()))
+        done.set()
+
+    try:
+        alarm.set(loop.time() + 0.05, lambda: ring("first"))
+        alarm.clear()  # the first run ended in time
+        second = loop.time() + 0.2
+        alarm.set(second, lambda: ring("second"))
+        with anyio.fail_after(10):
+            await done.wait()
+        [(name, when)] = rang
+        assert (name, when >= second) == ("second", True)
+    finally:
+        alarm.close()
+
+
+async def test_an_earlier_deadline_moves_the_alarm_and_a_cleared_one_never_rings() -> None:
+    """A run with a shorter timeout than the last rings at its own deadline; after `clear`, nothing rings."""
+    loop = asyncio.get_running_loop()
+    alarm = Alarm()
+    rang: list[str] = []
+    done = anyio.Event()
+
+    def ring(name: str) -> None:
+        rang.append(name)
+        done.set()
+
+    try:
+        alarm.set(loop.time() + 3600, lambda: ring("long"))
+        alarm.clear()
+        alarm.set(loop.time() + 0.02, lambda: ring("short"))
+        with anyio.fail_after(10):
+            await done.wait()
+        alarm.set(loop.time() + 0.02, lambda: ring("cleared"))
+        alarm.clear()
+        await anyio.sleep(0.1)
+        assert rang == ["short"]
+    finally:
+        alarm.close()

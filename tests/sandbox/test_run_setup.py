@@ -10,6 +10,7 @@ the caller. And a run's builtins hold only the shared ones its code names: what 
 from __future__ import annotations
 
 import asyncio
+import gc
 import textwrap
 
 import anyio
@@ -142,3 +143,92 @@ async def test_code_that_names_no_builtin_still_has_classes_imports_and_stdout(i
     async with Sandbox(isolation=isolation) as sb:  # type: ignore[arg-type]  # a parameter of the two isolations
         result = await sb.run(code)
     assert (result.error, result.value, result.stdout) == (None, 1, "written")
+
+
+async def test_two_runs_at_once_inline_each_see_only_their_own_state() -> None:
+    """Runs of one code under one `asyncio.gather`: each its own output, budget, decimal context and globals."""
+    code = dedent(
+        """
+        import asyncio
+        import decimal
+        decimal.getcontext().prec = precision
+        def mark():
+            global seen
+            try:
+                return seen
+            except NameError:
+                seen = label
+                return None
+        for i in range(rounds):
+            print(label, i, mark())
+            await asyncio.sleep(0)
+        return [label, str(decimal.Decimal(1) / 3), mark()]
+        """
+    )
+    async with Sandbox(isolation="inline") as sb:
+        runs = [
+            sb.run(code, variables={"label": "a", "precision": 3, "rounds": 3}),
+            sb.run(code, variables={"label": "b", "precision": 5, "rounds": 10**9}, limits=Limits(operations=2_000)),
+            sb.run(code, variables={"label": "c", "precision": 5, "rounds": 2}),
+        ]
+        first, endless, third = await asyncio.gather(*runs)
+    assert (first.error, first.value) == (None, ["a", "0.333", "a"])
+    assert first.stdout == "a 0 None\na 1 a\na 2 a\n"
+    assert (third.error, third.value, third.stdout) == (None, ["c", "0.33333", "c"], "c 0 None\nc 1 c\n")
+    assert endless.error is not None
+    assert endless.error.kind == "timeout"
+    assert endless.stdout.splitlines()[:2] == ["b 0 None", "b 1 b"]
+    assert {line.split()[0] for line in endless.stdout.splitlines()} == {"b"}
+
+
+async def test_code_a_finished_run_left_behind_prints_to_its_own_run_only() -> None:
+    """A generator of one run, closed by the collector in the middle of the next run, never writes to that run."""
+    left = dedent(
+        """
+        def late():
+            try:
+                yield 1
+            finally:
+                print("from the first run")
+        held = [late()]
+        next(held[0])
+        held.append(held)  # a cycle: only the collector frees it, after the run
+        print("first")
+        """
+    )
+
+    def collect() -> int:
+        return gc.collect()
+
+    async with Sandbox(isolation="inline") as sb:
+        gc.disable()  # the collection happens inside the second run, not before it
+        try:
+            first = await sb.run(left)
+            second = await sb.run('await collect()\nprint("second")', functions={"collect": collect})
+        finally:
+            gc.enable()
+    assert (first.error, first.stdout) == (None, "first\n")
+    assert (second.error, second.stdout) == (None, "second\n")
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_an_import_only_inside_a_function_or_class_body_gets_the_runs_modules(isolation: str) -> None:
+    """Code whose only imports are nested still gets its modules, its decimal context and its printed output."""
+    code = dedent(
+        """
+        def floor(x):
+            import math
+            return math.floor(x)
+        class Quarter:
+            import decimal
+            text = str(decimal.Decimal(1) / 4)
+        def write(text):
+            from sys import stdout
+            stdout.write(text)
+        write("nested")
+        return [floor(2.5), Quarter.text]
+        """
+    )
+    async with Sandbox(isolation=isolation) as sb:  # type: ignore[arg-type]  # a parameter of the two isolations
+        result = await sb.run(code)
+    assert (result.error, result.value, result.stdout) == (None, [2, "0.25"], "nested")

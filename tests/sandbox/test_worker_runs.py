@@ -9,6 +9,7 @@ ran it, for code starting `#counting`).
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import TYPE_CHECKING
 
 import anyio
@@ -103,3 +104,15 @@ async def test_a_run_frame_and_a_reply_larger_than_the_pipe_arrive_whole() -> No
         result = await sb.run(code, functions={"blob": blob})
         assert (result.value, result.error) == ([200_000, 1_000_000], None)
         assert (await sb.run("return 1")).value == 1
+
+
+async def test_calls_and_runs_without_a_time_limit_wait_on_the_pipe_like_any_other() -> None:
+    """`timeout=inf`: the run's timer is at infinity; calls are answered and the next run is taken as usual."""
+
+    def echo(value: int) -> int:
+        return value
+
+    async with counting(Limits(timeout=math.inf)) as sb:
+        values = [(await sb.run(f"return await echo({i}) + 1", functions={"echo": echo})).value for i in range(3)]
+        assert values == [1, 2, 3]
+        assert (await sb.run("#counting tasks")).value == 1

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 SEARCH = 'print([found["name"] for found in await tools.search("weather forecast for a city", max_results=1)])'
 """The first step of every scripted run: search (announces `weather.get_forecast`)."""
 CALL = 'forecast = await tools.weather_get_forecast(city="Berlin", days=1)\nreturn forecast["days"][0]["summary"]'
 """The second step: call the tool the search found."""
 ANNOUNCED = "# new tool: weather.get_forecast ["
+MISSING = 'Error: call `code` with one argument, `{"code": "<Python source>"}`.'
+"""What every adapter answers a `code` call with no `code` string (`codemode.integrations.MISSING_CODE`)."""
+ARGUMENT_MISTAKES = [
+    pytest.param({"cod": "print(1)"}, MISSING, id="misspelt"),
+    pytest.param({}, MISSING, id="missing"),
+    pytest.param({"code": 5}, MISSING, id="a-number"),
+    pytest.param({"code": ["print(1)"]}, MISSING, id="a-list"),
+    pytest.param({"code": "print(1)", "explanation": "print one"}, "1", id="an-extra-key"),
+]
+"""`code` arguments as models get them wrong, and the tool result each gets: a key beside `code` is ignored."""

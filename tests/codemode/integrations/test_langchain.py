@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("langchain_core")
 
 import anyio.to_thread
-from integration_fakes import ANNOUNCED, CALL, SEARCH
+from integration_fakes import ANNOUNCED, ARGUMENT_MISTAKES, CALL, SEARCH
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -118,3 +118,12 @@ async def test_sync_invoke_of_an_async_code_mode_works_from_a_worker_thread_and_
     with pytest.raises(RuntimeError) as raised:
         tool.invoke({"code": "return 1"})
     assert "BlockingCodeMode" in str(raised.value)
+
+
+@pytest.mark.parametrize(("arguments", "expected"), ARGUMENT_MISTAKES)
+async def test_ainvoke_answers_a_code_argument_mistake_as_the_other_adapters_do(
+    code_mode: CodeMode, arguments: dict[str, object], expected: str
+) -> None:
+    """The async path: the same answers from `ainvoke` with a tool call."""
+    message = await code_tool(code_mode).ainvoke({"name": "code", "args": arguments, "id": "c1", "type": "tool_call"})
+    assert message.content == expected

@@ -13,7 +13,7 @@ pytest.importorskip("agents")
 
 import httpx2
 from agents import Agent, OpenAIResponsesModel, Runner, set_tracing_disabled
-from integration_fakes import ANNOUNCED, CALL, SEARCH
+from integration_fakes import ANNOUNCED, ARGUMENT_MISTAKES, CALL, SEARCH
 from openai import AsyncOpenAI
 
 from codemode.integrations.openai_agents import code_tool
@@ -30,17 +30,20 @@ class ResponsesServer:
 
     codes: list[str]
     bodies: list[dict[str, Any]] = field(default_factory=list)
+    arguments: list[dict[str, object]] = field(default_factory=list)
+    """The arguments of each `code` call, when a test sends other arguments than `{"code": ...}`."""
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.bodies.append(json.loads(request.content))
         step = len(self.bodies) - 1
-        if step < len(self.codes):
+        calls = self.arguments or [{"code": code} for code in self.codes]
+        if step < len(calls):
             output: dict[str, Any] = {
                 "type": "function_call",
                 "id": f"fc_{step}",
                 "call_id": f"call_{step}",
                 "name": "code",
-                "arguments": json.dumps({"code": self.codes[step]}),
+                "arguments": json.dumps(calls[step]),
                 "status": "completed",
             }
         else:
@@ -110,3 +113,15 @@ async def test_a_conversation_continued_from_its_input_list_announces_nothing_ag
 
     assert ANNOUNCED in first_server.tool_outputs(1)[0]
     assert second_server.tool_outputs(1)[-1] == "['weather_get_forecast']"
+
+
+@pytest.mark.parametrize(("arguments", "expected"), ARGUMENT_MISTAKES)
+async def test_a_code_argument_mistake_is_answered_as_the_other_adapters_do(
+    code_mode: CodeMode, arguments: dict[str, object], expected: str
+) -> None:
+    """The arguments as the Responses API sent them: no `code` string gets `MISSING_CODE`; extra keys are ignored."""
+    server = ResponsesServer([], arguments=[arguments])
+
+    result = await Runner.run(server.agent(code_mode), "Print one.")
+
+    assert (result.final_output, server.tool_outputs(1)) == ("done", [expected])

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from integration_fakes import ANNOUNCED, CALL, SEARCH
+from integration_fakes import ANNOUNCED, ARGUMENT_MISTAKES, CALL, SEARCH
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -107,3 +107,19 @@ async def test_an_owning_toolset_enters_the_code_mode_once_for_the_agent_and_clo
 
     assert (cm.entered, cm.closed) == (1, 1)
     assert [text.split("\n")[0] for text in tool_returns(result.all_messages())] == ['Returned: "light snow"'] * 2
+
+
+@pytest.mark.parametrize(("arguments", "expected"), ARGUMENT_MISTAKES)
+async def test_a_code_argument_mistake_is_answered_as_the_other_adapters_do(
+    code_mode: CodeMode, arguments: dict[str, object], expected: str
+) -> None:
+    """No `code` string: `MISSING_CODE` as the tool's answer (no retry spent); a key beside `code` is ignored."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("code", arguments, tool_call_id="call_1")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    result = await Agent(FunctionModel(model), toolsets=[CodeModeToolset(code_mode)]).run("Print one.")
+
+    assert (result.output, tool_returns(result.all_messages())) == ("done", [expected])

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 NOTES_SERVER = Path(__file__).with_name("notes_server.py")
 PAGED_SERVER = Path(__file__).with_name("paged_server.py")
+BUSY_SERVER = Path(__file__).with_name("busy_server.py")
 WILD_SERVER = Path(__file__).with_name("wild_server.py")
 
 

@@ -139,6 +139,28 @@ async def test_a_call_that_outlives_the_timeout_is_a_tool_error_saying_so() -> N
     assert result.run.value == snapshot("`GET /slow` on 'slow' did not answer within 0.1 s")
 
 
+async def test_a_post_that_outlives_the_timeout_may_have_been_carried_out_and_its_call_is_marked_so() -> None:
+    """A request that changes data and times out may have reached the API: the record marks it `in_flight`."""
+    spec: JsonObject = {
+        "openapi": "3.1.0",
+        "info": {"title": "Slow", "version": "1"},
+        "paths": {"/slow": {"post": {"operationId": "send_slowly", "responses": {"200": {"description": "ok"}}}}},
+    }
+    code = "await tools.send_slowly()"
+    catalog = Catalog()
+    with Echo() as echo:
+        echo.hold = 1.0
+        api = OpenApi(spec=spec, base_url=echo.url, name="slow", timeout=0.1)
+        async with OpenApiSources(catalog, [api]), CodeMode(catalog, isolation="inline") as cm:
+            result = await cm.execute(code, cm.new_state())
+    assert result.run.error is not None
+    assert result.run.error.message == snapshot(
+        "ToolError: `POST /slow` on 'slow' did not answer within 0.1 s; it may still have taken effect: check before "
+        "you repeat it (line 1)"
+    )
+    assert [(call.name, call.in_flight) for call in result.calls] == [("send_slowly", True)]
+
+
 async def test_the_bearer_token_is_checked_by_the_server_and_seen_nowhere_by_the_model(
     store: Petstore, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -149,21 +149,13 @@ class Animal(TypedDict):
     home: NotRequired[Forest | Sea]
 
 
-class Forest2(TypedDict, total=False):
-    trees: int
-
-
-class Sea2(TypedDict, total=False):
-    depth: float
-
-
 class Animal2(TypedDict):
     id: int
     name: str
     kind: NotRequired[Literal["cat", "dog", "owl"]]
     nickname: NotRequired[str | None]
     parent: NotRequired[Animal2]
-    home: NotRequired[Forest2 | Sea2]
+    home: NotRequired[Forest | Sea]
 
 
 async def updateAnimal(

@@ -33,3 +33,18 @@ def test_tokenize_is_deterministic_and_keeps_repeats() -> None:
     """The same text gives the same terms, repeats included, on every call."""
     text = "Returns user profiles; profiles of users"
     assert tokenize(text) == tokenize(text) == ["return", "user", "profil", "profil", "user"]
+
+
+def test_the_process_wide_caches_keep_no_long_chunk_or_word() -> None:
+    """A query's 1,000-letter chunk or word is tokenized but not cached: the caches serve every run of the process."""
+    from codemode.search import _tokenize
+
+    chunk = "zq" * 500 + "unique"
+    with_long_word = "profiles," + "y" * 990 + "e"
+    words_cached = _tokenize._normalize_cached.cache_info().currsize
+
+    assert tokenize(chunk) == [chunk]
+    assert tokenize(with_long_word) == ["profil", "y" * 990 + "e"]
+    assert chunk not in _tokenize._CACHE
+    assert with_long_word not in _tokenize._CACHE
+    assert _tokenize._normalize_cached.cache_info().currsize <= words_cached + 1  # `profiles`, not the long words
