@@ -4,8 +4,9 @@ The rules are the sandbox's (`sandbox/_jsonvalue.py`), so a value reads the same
 `return`: keys as `json.dumps` writes them (`true`, `null`, `1.5`), sets sorted when all strings or all numbers
 (the sandbox's own `_sorted`), and the values JSON lacks as pydantic's JSON mode writes them (its own
 `to_jsonable_python`: `"PT3H"`, `"2024-01-02T03:04:05Z"`), which is also what the stubs, made from pydantic's
-schemas, promise. A pydantic model is dumped in Python mode and walked here like any other value, so its sets are
-sorted too; a value only pydantic knows (a URL, a secret, an IP address) is written by pydantic, inside a model only.
+schemas, promise. A pydantic model is dumped in Python mode (by its aliases, as its schema names the keys) and walked
+here like any other value, so its sets are sorted too; a value only pydantic knows (a URL, a secret, an IP address)
+is written by pydantic, inside a model only.
 A model whose config chooses its own JSON (`ser_json_timedelta="float"`), as its schema then says, is dumped in JSON
 mode instead; `when_used="json"` serializers of the other models are not run (their schemas rarely differ).
 Anything else (a file, a generator, an arbitrary object) is refused rather than guessed at: iterating or
@@ -184,9 +185,9 @@ class _Walk:
     def convert(self, value: object, depth: int) -> JsonValue:
         if isinstance(value, BaseModel):
             if _own_json_rules(type(value)):  # `ser_json_timedelta="float"` and the like: its schema says so too
-                return self.value(value.model_dump(mode="json"), depth - 1)
+                return self.value(value.model_dump(mode="json", by_alias=True), depth - 1)
             self.models += 1  # no `finally`: an error ends the whole walk
-            data = self.value(value.model_dump(mode="python"), depth - 1)  # sets stay sets, to be sorted here
+            data = self.value(value.model_dump(mode="python", by_alias=True), depth - 1)  # sets stay sets, sorted here
             self.models -= 1
             return data
         if dataclasses.is_dataclass(value) and not isinstance(value, type):

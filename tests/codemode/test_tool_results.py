@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from inline_snapshot import snapshot
-from pydantic import AnyUrl, BaseModel, ConfigDict, SecretStr
+from pydantic import AnyUrl, BaseModel, ConfigDict, Field, SecretStr
 
 from codemode import Catalog, CodeMode
 from codemode.policy import CallOutcome, Policy, ReplaceResult
@@ -322,6 +322,12 @@ class Account(BaseModel):
     raw: bytes
 
 
+class Profile(BaseModel):
+    """A model whose JSON names a field by its alias, as its schema and the stub do."""
+
+    user_name: str = Field(alias="userName")
+
+
 class Timer(BaseModel):
     """A model that chose how its JSON is written: its schema says `number` for the duration."""
 
@@ -332,7 +338,7 @@ class Timer(BaseModel):
 async def test_a_models_fields_only_pydantic_knows_and_its_own_json_settings_are_pydantics(
     sandboxes: dict[str, Sandbox],
 ) -> None:
-    """A URL, a secret, an IP address and bytes inside a model read as pydantic writes them; `ser_json_*` is kept."""
+    """A URL, a secret, an IP address and bytes read as pydantic writes them, `ser_json_*` is kept, keys are the stub's aliases."""
     catalog = Catalog()
 
     @catalog.tool
@@ -346,14 +352,22 @@ async def test_a_models_fields_only_pydantic_knows_and_its_own_json_settings_are
         )
 
     @catalog.tool
+    def profile() -> Profile:
+        """A profile."""
+        return Profile(userName="ada")
+
+    @catalog.tool
     def timer() -> Timer:
         """A timer."""
         return Timer(length=datetime.timedelta(minutes=90))
 
     async with CodeMode(catalog, sandbox=sandboxes["inline"]) as cm:
-        result = await cm.execute("return [await tools.account(), await tools.timer()]", cm.new_state())
+        code = 'print(await tools.describe("profile"))\nreturn [await tools.account(), await tools.timer(), await tools.profile()]'
+        result = await cm.execute(code, cm.new_state())
 
     assert result.run.value == [
         {"site": "https://example.com/a", "password": "**********", "address": "10.0.0.1", "raw": "hi"},
         {"length": 5400.0},
+        {"userName": "ada"},
     ]
+    assert "    userName: str\n" in result.run.stdout
