@@ -159,6 +159,8 @@ def _rule_builtins(max_size: int) -> dict[str, Any]:
         "delattr": rules.delattr,
         "pow": rules.pow,
         "format": rules.builtin_format,
+        "repr": rules.repr,
+        "ascii": rules.ascii,
         "vars": vars_,
     }
 

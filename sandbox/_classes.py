@@ -13,6 +13,7 @@ code after the run. Class statements are checked by the policy at compile time; 
 from __future__ import annotations
 
 import collections
+import itertools
 import operator
 import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
@@ -23,7 +24,7 @@ from sandbox._signals import forbid
 from sandbox._sizes_text import plain
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from sandbox._sizes import SizeGuards
 
@@ -160,12 +161,14 @@ class _SizedMeta(type):
         return issubclass(subclass, _REAL_TYPES[cls])
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        real = _REAL_TYPES[cls]
         if args:
             # The run's guards, from the builtins of the code calling (a C caller passes its caller's frame).
             guards = sys._getframe(1).f_builtins.get(SIZE_GUARDS)
-            first = check_size(args[0], guards, counts=_REAL_TYPES[cls] in (bytes, bytearray))
+            bound = not _holds_few(real, args, kwargs)
+            first = check_size(args[0], guards, counts=real in (bytes, bytearray), bound=bound)
             args = (first, *args[1:])
-        return _REAL_TYPES[cls](*args, **kwargs)
+        return real(*args, **kwargs)
 
     def __getattr__(cls, name: str) -> Any:
         return getattr(_REAL_TYPES[cls], name)
@@ -174,11 +177,24 @@ class _SizedMeta(type):
         return repr(_REAL_TYPES[cls])
 
 
-def check_size(source: object, guards: SizeGuards | None, *, counts: bool = False) -> object:
+def _holds_few(real: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """A deque with a small `maxlen`, which keeps only that many however many it is given (`maxlen=0` consumes)."""
+    if real is not collections.deque:
+        return False
+    maxlen = args[1] if len(args) > 1 else kwargs.get("maxlen")
+    return type(maxlen) is int and 0 <= maxlen < _SMALL_MAXLEN
+
+
+_SMALL_MAXLEN: Final = 1 << 16
+
+
+def check_size(source: object, guards: SizeGuards | None, *, counts: bool = False, bound: bool = True) -> object:
     """Refuse building a collection from a range (or, for `bytes(n)`, a count) over the run's size limit.
 
-    Returns the source to build from (a count as a plain int, read once). Without the run's guards (code the
-    run left behind, running after it), a size that needs checking is refused.
+    Returns the source to build from: a count as a plain int, read once; any other iterable but a builtin
+    collection (whose size is already known) read through `_bounded`, so one that would give more items than
+    the limit is refused at the first item past it (unless not `bound`: what keeps only a few). Without the
+    run's guards (code the run left behind, running after it), a size that needs checking is refused.
     """
     what = "a collection of length"
     if type(source) is range:
@@ -186,12 +202,48 @@ def check_size(source: object, guards: SizeGuards | None, *, counts: bool = Fals
     elif counts and isinstance(source, int | SupportsIndex) and not isinstance(source, str | bytes | bytearray):
         source = size = operator.index(source)  # once: the code's `__index__` may answer differently each time
         what = "bytes of length"
-    else:
+    elif isinstance(source, _KNOWN_SIZES) or not bound or _read_otherwise(type(source)):
         return source
+    elif guards is None:
+        return source  # lazy: it takes a tick per item, which stops code left behind by its run
+    else:
+        return _bounded(source, guards)
     if guards is None:
         forbid("this collection is built outside the run that made it; build it while the run is going")
     guards.check_length(size, what)
     return source
+
+
+_KNOWN_SIZES: tuple[type, ...] = (
+    *(str, bytes, bytearray, list, tuple, dict, set, frozenset, collections.deque),
+    *(type({}.keys()), type({}.values()), type({}.items())),
+)
+"""What a collection is built from without growing past what already exists (a dict's views too)."""
+
+
+def _read_otherwise(kind: type) -> bool:
+    """Whether a constructor reads `kind` by more than iterating it.
+
+    A mapping's `keys()` (`Counter(m)`, `OrderedDict(m)`), `bytes(x)`'s `__bytes__`: its own code, ticking as
+    it runs, gives what it gives.
+    """
+    return hasattr(kind, "keys") or hasattr(kind, "__bytes__")
+
+
+def _bounded(source: object, guards: SizeGuards) -> Iterator[Any]:
+    """`source`'s items, refused one past the size limit (`list(itertools.count())` stops there, not at the budget)."""
+    items = iter(source)  # type: ignore[call-overload]
+    return itertools.chain(itertools.islice(items, guards.max_size), _past_the_limit(items, guards))
+
+
+def _past_the_limit(items: Iterator[Any], guards: SizeGuards) -> Iterator[Any]:
+    """No items; refuses when `items` has one more (pulled only once the limit's worth is taken)."""
+    if next(items, _END) is not _END:
+        guards.check_length(guards.max_size + 1, "a collection of length")
+    yield from ()
+
+
+_END: Final = object()
 
 
 def _sized(real: type) -> type:
@@ -210,12 +262,17 @@ SIZED_COLLECTIONS: dict[type, type] = {
 """The same for the `collections` classes built in C from an iterable (`deque(range(n))`)."""
 
 
+SHOWN_TYPES: dict[type, type] = {}
+"""Builtin iterator types (and the ticking ones named after them) -> the class `type(x)` answers for them
+(`sandbox._lazytypes` fills it: the run's `map` is a class of its own)."""
+
+
 def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:
     """The run's `sorted`, size-checked like the collection constructors."""
 
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-        check_size(iterable, guards)
-        return sorted(iterable, key=key, reverse=reverse)
+        items: Any = check_size(iterable, guards)
+        return sorted(items, key=key, reverse=reverse)
 
     sorted_.__name__ = sorted_.__qualname__ = "sorted"
     return sorted_
@@ -234,7 +291,7 @@ def type_of(obj: object) -> type:
     kind = type(obj)
     if issubclass(kind, type):
         return SafeType
-    return SIZED.get(kind) or SIZED_COLLECTIONS.get(kind, kind)
+    return SIZED.get(kind) or SIZED_COLLECTIONS.get(kind) or SHOWN_TYPES.get(kind, kind)
 
 
 def make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:

@@ -30,8 +30,10 @@ from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, 
 from sandbox._regex import templated
 from sandbox._signals import forbid
 from sandbox._sizes import SizeGuards
+from sandbox._sizes_growth import GROWING
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox._supers import super_attribute
+from sandbox._ticking import yield_from
 from sandbox._ticks import Budget
 from sandbox._typingfacade import check_subscription
 
@@ -112,6 +114,8 @@ class Rules(SizeGuards):
                 return guarded
         elif name == "to_bytes" and (to_bytes := self._to_bytes(obj)) is not None:
             return to_bytes
+        elif name in GROWING and (grown := self.growing(obj, name, value)) is not None:
+            return grown
         elif (wrapped := _wrapped_method(obj, name, value)) is not None:
             return wrapped
         if type(value) in _MUTABLE and _is_shared_class_attribute(obj, name, value):
@@ -225,6 +229,10 @@ class Guards(Rules, Budget):
                 coro.close()
         self.coroutines.clear()
 
+    def yield_from(self, iterable: Any) -> Any:
+        """The iterable of a `yield from`: a builtin one's items take a tick each (`sandbox._ticking`)."""
+        return yield_from(self, iterable)
+
     def own_guards(self, names: Iterable[tuple[str, str]]) -> dict[str, object]:
         """The run's own guard functions among `names` (`RUN_GUARDS` items the code uses)."""
         return {name: getattr(self, attribute) for name, attribute in names}
@@ -248,9 +256,16 @@ RULE_GUARDS: Final = {
     "_ipow_": "ipow",
     "_ilshift_": "ilshift",
     "_imod_": "imod",
+    "_star_": "star",
 }
 """The guards the policy's rewritten code calls that hold nothing of a run, by name -> their `Rules` method."""
-RUN_GUARDS: Final = {"_tick_": "tick", "_getiter_": "getiter", "_citer_": "getiter", "_coroutine_": "coroutine"}
+RUN_GUARDS: Final = {
+    "_tick_": "tick",
+    "_getiter_": "getiter",
+    "_citer_": "getiter",
+    "_yieldfrom_": "yield_from",
+    "_coroutine_": "coroutine",
+}
 """The guards bound to one run (its budget, its coroutines), by name -> their `Guards` attribute."""
 
 

@@ -41,12 +41,14 @@ from sandbox._classgen import ENUMS, make_dataclasses
 from sandbox._copying import copy as shallow_copy
 from sandbox._copying import deepcopy
 from sandbox._guards import Guards
-from sandbox._regex import RE, Template
+from sandbox._regex import RE, Template, subs_for
 from sandbox._repeat import fixed_members, run_random
 from sandbox._signals import ForbiddenImportError, forbid
+from sandbox._sizes_growth import check_strftime
 from sandbox._sizes_text import plain
 from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
 from sandbox._ticking import ticking_itertools
+from sandbox._transforms import QUOTING, dumps_for, normalize_for, quoting_for
 from sandbox._typingfacade import make_typing
 
 _MUTABLE = frozenset({list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter})
@@ -135,6 +137,14 @@ _STATIC: dict[str, dict[str, Any]] = {
     ),
     "difflib": _pick(difflib, "SequenceMatcher get_close_matches unified_diff ndiff context_diff Differ"),
 }
+
+_CHECKED: dict[str, Callable[[Guards], dict[str, Any]]] = {
+    "re": subs_for,
+    "json": lambda guards: {"dumps": dumps_for(guards)},
+    "unicodedata": lambda guards: {"normalize": normalize_for(guards)},
+    "urllib.parse": lambda guards: {real.__name__: quoting_for(guards, real) for real in QUOTING},
+}
+"""Members of the plain modules above that grow text, size-checked with the run's guards (`_transforms.py`)."""
 
 # Members that need the run's guards or state; each builder runs on the first import in a run.
 _Builder = Callable[[Guards, dict[str, Any]], dict[str, Any]]
@@ -304,15 +314,18 @@ def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _time(_: Guards, __: dict[str, Any]) -> dict[str, Any]:
+def _time(guards: Guards, __: dict[str, Any]) -> dict[str, Any]:
     def sleep(seconds: float) -> None:
         raise RuntimeError("`time.sleep()` would block every task; write `await asyncio.sleep(...)` instead")
+
+    def strftime(format: Any, *t: Any) -> str:  # time's own parameter name
+        return time.strftime(check_strftime(guards, format), *t)  # type: ignore[arg-type]
 
     members = _pick(
         time,
         "time time_ns monotonic monotonic_ns perf_counter perf_counter_ns strftime gmtime localtime mktime struct_time",
     )
-    return {**members, "sleep": sleep}
+    return {**members, "sleep": sleep, "strftime": strftime}
 
 
 def _typing(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
@@ -358,7 +371,8 @@ def import_module(name: str, modules: RunModules, guards: Guards) -> Module:
     if facade is not None:  # the runner's builder: most runs never import its module, so it is made only here
         facade = Module(name, facade())
     elif name in _STATIC:
-        facade = Module(name, {**_STATIC[name], **fixed_members(name, guards.repeat)})
+        checked = _CHECKED[name](guards) if name in _CHECKED else {}
+        facade = Module(name, {**_STATIC[name], **checked, **fixed_members(name, guards.repeat)})
     elif name in _BUILDERS:
         facade = Module(name, {**_BUILDERS[name](guards, modules), **fixed_members(name, guards.repeat)})
     else:

@@ -34,6 +34,8 @@ _INPLACE_GUARDS: dict[type[ast.operator], str] = {
     ast.LShift: "_ilshift_",
     ast.Mod: "_imod_",
 }
+_GROWING_CONVERSIONS = frozenset({ord("r"), ord("a")})
+"""`!r` and `!a`: `repr`/`ascii` of a string can be ten times as long."""
 _TEMP_NAME = re.compile(r"^_tmp\d+$")
 _SIZE_GUARDED_OPS: dict[type[ast.operator], str] = {
     ast.Add: "_add_",
@@ -197,6 +199,19 @@ class SandboxPolicy(PatternPolicy):
         self._tick_body(node)
         return node
 
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> ast.AST:
+        """`yield from _yieldfrom_(it)`: a builtin iterable's items are budgeted, a generator is delegated to."""
+        node = self.node_contents_visit(node)
+        node.value = cast("ast.expr", located(guard_call("_yieldfrom_", node.value), node.value))
+        return node
+
+    def visit_Starred(self, node: ast.Starred) -> ast.AST:
+        """`[*x]`, `{*x}` and `f(*x)` unpack through `_star_`, which checks a range's (or a collection's) size."""
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            node.value = cast("ast.expr", located(guard_call("_star_", node.value), node.value))
+        return node
+
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         """Iterate comprehensions through `_citer_`, which budgets iterations over lazy or long iterables."""
         if node.is_async:  # `async for` in a comprehension: async iterators are budgeted by the loop's awaits
@@ -287,11 +302,11 @@ class SandboxPolicy(PatternPolicy):
         return [cast("ast.stmt", located(statement, node)) for statement in statements]
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
-        """`f"{x!r:{spec}}"` formats through `_format_`, which caps widths and precisions."""
+        """`f"{x!r:{spec}}"` formats through `_format_`, which caps widths, precisions and `!r`/`!a` growth."""
         node = self.node_contents_visit(node)
-        if node.format_spec is None:
+        if node.format_spec is None and node.conversion not in _GROWING_CONVERSIONS:
             return node
-        spec = node.format_spec
+        spec = node.format_spec or ast.Constant("")
         node.value = guard_call("_format_", node.value, ast.Constant(node.conversion), spec)
         node.conversion = -1
         node.format_spec = None

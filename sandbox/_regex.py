@@ -10,6 +10,8 @@ given to a compiled pattern's `sub`/`subn` and a match's `expand` (the guard han
 
 from __future__ import annotations
 
+import collections
+import itertools
 import operator
 import re
 import string
@@ -20,8 +22,12 @@ from sandbox._sizes_text import plain
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sandbox._sizes import SizeGuards
+
 _TEMPLATED = frozenset({"sub", "subn", "expand"})
 """Methods of compiled patterns and matches that parse a replacement template."""
+_GROUP_REFERENCE = re.compile(r"\\(?:\d|g<)")
+"""A group reference in a replacement template (`\\1`, `\\g<name>`): each may be a whole match's text."""
 _TEMPLATE_ATTRIBUTES = ("delimiter", "idpattern", "braceidpattern", "pattern")
 
 
@@ -75,19 +81,58 @@ def finditer(pattern: Any, string: Any, flags: Any = 0) -> Any:
     return compile(pattern, flags).finditer(string)
 
 
-def sub(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
-    """`re.sub`."""
-    return compile(pattern, flags).sub(_template(repl), string, count)
+def subs_for(guards: SizeGuards) -> dict[str, Callable[..., Any]]:
+    """`re.sub` and `re.subn`, refused before their replacements build past the size limit."""
+
+    def sub(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
+        compiled, template = compile(pattern, flags), _template(repl)
+        check_sub(guards, compiled, template, string, count)
+        return compiled.sub(template, string, count)
+
+    def subn(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
+        compiled, template = compile(pattern, flags), _template(repl)
+        check_sub(guards, compiled, template, string, count)
+        return compiled.subn(template, string, count)
+
+    return {"sub": sub, "subn": subn}
 
 
-def subn(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
-    """`re.subn`."""
-    return compile(pattern, flags).subn(_template(repl), string, count)
+def checked_sub(guards: SizeGuards, pattern: re.Pattern[Any], name: str) -> Callable[..., Any]:
+    """A compiled pattern's `sub` or `subn`, with a plain template, size-checked like `re.sub`."""
+    method = getattr(pattern, name)
+
+    def sub(repl: Any, string: Any, count: Any = 0) -> Any:
+        template = _template(repl)
+        check_sub(guards, pattern, template, string, count)
+        return method(template, string, count)
+
+    return sub
 
 
 def escape(pattern: Any) -> Any:
     """`re.escape`."""
     return re.escape(plain(pattern))
+
+
+def check_sub(guards: SizeGuards, pattern: re.Pattern[Any], repl: object, string: object, count: Any = 0) -> None:
+    """Refuse a `sub` whose replacements could pass the size limit, before it makes them.
+
+    A pattern that matches empty strings matches between every two characters; the bound is the string, each
+    match's replacement, and for each group reference in it the whole string again. A function as `repl` is
+    the code's, budgeted as it runs.
+    """
+    if not isinstance(repl, str | bytes | bytearray) or not isinstance(string, str | bytes | bytearray):
+        return
+    text: str | bytes = plain(string) if isinstance(string, str) else bytes(string)  # a subclass's `len` may lie
+    refs = len(_GROUP_REFERENCE.findall(repl if isinstance(repl, str) else bytes(repl).decode("latin-1")))
+    limit = operator.index(count) or len(text) + 1
+    room = guards.max_size - len(text) * (1 + refs)
+    if min(limit, len(text) + 1) * len(repl) <= room:
+        return
+    most = max(room, 0) // max(len(repl), 1) + 1  # one match more than fits: refused
+    found = collections.deque(enumerate(itertools.islice(pattern.finditer(text), min(limit, most)), 1), maxlen=1)
+    matches = found[0][0] if found else 0
+    guards.check_length(len(text) * (1 + refs) + matches * len(repl), "a string of length")
 
 
 def templated(obj: object, name: str) -> Callable[..., Any] | None:
@@ -118,12 +163,10 @@ RE: dict[str, Any] = {
     "split": split,
     "findall": findall,
     "finditer": finditer,
-    "sub": sub,
-    "subn": subn,
     "escape": escape,
     **{
         name: getattr(re, name)
         for name in "error Pattern Match A ASCII I IGNORECASE M MULTILINE S DOTALL X VERBOSE U UNICODE NOFLAG".split()
     },
 }
-"""The `re` facade: the same for every run."""
+"""The `re` facade, the same for every run but for `sub` and `subn` (`subs_for`)."""

@@ -50,7 +50,7 @@ def exit_signal(exit: SystemExit | KeyboardInterrupt) -> StopRun:
 
     The status is read from the exception's own slot, by exact base types: no method of the code's runs.
     """
-    if not isinstance(exit, SystemExit):
+    if not issubclass(type(exit), SystemExit):  # by its type: a `__class__` of the code's is never asked
         return StopRun("runtime", f"{type(exit).__name__} ended the run", seal=SEAL)
     status = _CODE.__get__(exit)
     kind = type(status)
@@ -62,8 +62,8 @@ def exit_signal(exit: SystemExit | KeyboardInterrupt) -> StopRun:
             return StopRun(EXIT, "", seal=SEAL)
         told = f"status {number}" if number.bit_length() <= 64 else "a non-zero status"
         return StopRun(EXIT, f"the code exited with {told}", seal=SEAL)
-    if issubclass(kind, str) and str.__len__(status):
-        return StopRun(EXIT, str.__getitem__(status, slice(None)), seal=SEAL)  # as CPython prints it, status 1
+    if issubclass(kind, str):  # as CPython prints it, with status 1
+        return StopRun(EXIT, str.__getitem__(status, slice(None)) or "the code exited with status 1", seal=SEAL)
     name = kind.__name__ if type(kind.__name__) is str else "object"
     return StopRun(EXIT, f"the code exited with status 1 (its status was a {name!r} object, not an int)", seal=SEAL)
 

@@ -14,12 +14,16 @@ import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from sandbox._sizes_growth import DATES, check_strftime, growing, known_len
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, percent_widths, plain
+from sandbox._transforms import checked_repr
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SEQUENCES = (str, bytes, bytearray, list, tuple, collections.UserList)
+SEQUENCES = (str, bytes, bytearray, list, tuple, collections.UserList, collections.deque)
+_EXTENDED_IN_PLACE = (list, bytearray, collections.deque)
+"""What `+=` extends in place by any iterable (`x += range(n)`), not only by another sequence."""
 _SPEC_NUMBER = re.compile(r"\d+")
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
@@ -103,9 +107,23 @@ class SizeGuards:
         kind = type(a)
         if kind is int or kind is float:
             return a + b
+        self._check_iadd(a, b)
+        return _INPLACE["+="](a, b)
+
+    def _check_iadd(self, a: Any, b: Any) -> None:
         if isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
             self.check_length(_sum_len(a, b), "a sequence of length")
-        return _INPLACE["+="](a, b)
+        elif isinstance(a, _EXTENDED_IN_PLACE) and (added := known_len(b)):
+            self.check_length((_true_len(a) or 0) + added, "a sequence of length")
+
+    def star(self, iterable: Any) -> Any:
+        """`*iterable` in a display or a call: refused when it would unpack more items than the size limit."""
+        self.check_length(known_len(iterable), "a collection of length")
+        return iterable
+
+    def growing(self, obj: object, name: str, method: Callable[..., Any]) -> Callable[..., Any] | None:
+        """The method `name` of `obj` (read as `method`), checked for what it would build; None: needs no check."""
+        return growing(self, obj, name, method)
 
     def imul(self, a: Any, b: Any) -> Any:
         """`a *= b`, guarded like `a * b`."""
@@ -172,11 +190,13 @@ class SizeGuards:
                         f"work for one operation (y's bits times m's may be {_MODPOW_WORK:,}); use smaller numbers"
                     )
             return pow(a, b, mod)
-        if type(b) is int and b > 1:
+        # `Fraction ** Fraction(n)` and `int ** Fraction(n)` raise to the int `n`
+        exponent = b if type(b) is int else _whole(b)
+        if exponent > 1:
             if type(a) is int and abs(a) > 1:
-                bits = a.bit_length() * b
-            elif isinstance(a, Fraction):
-                bits = max(a.numerator.bit_length(), a.denominator.bit_length()) * b
+                bits = a.bit_length() * exponent
+            elif isinstance(a, Fraction | int):
+                bits = max(_bits(a, "numerator"), _bits(a, "denominator")) * exponent
             else:
                 bits = 0
             if bits > self.max_size:
@@ -218,8 +238,8 @@ class SizeGuards:
         """`x op= y` with the same size guards as the plain operators."""
         if op == "*=":
             return self.imul(x, y)
-        if op == "+=" and isinstance(x, SEQUENCES) and isinstance(y, SEQUENCES):
-            self.check_length(_sum_len(x, y), "a sequence of length")
+        if op == "+=":
+            self._check_iadd(x, y)
         elif op == "**=":
             return self.pow(x, y)
         elif op == "<<=":
@@ -228,26 +248,34 @@ class SizeGuards:
             return self.mod(x, y)
         return _INPLACE[op](x, y)
 
-    def check_spec(self, spec: str) -> None:
-        """Refuse format specs whose width or precision is over the size limit."""
+    def check_spec(self, spec: str, value: object = None) -> None:
+        """Refuse format specs whose width or precision is over the size limit (a date's: its expansion)."""
+        if isinstance(value, DATES):
+            check_strftime(self, spec)
         for number in _SPEC_NUMBER.findall(spec):
             if len(number) > 18 or int(number) > self.max_size:
                 self._too_big("a formatted field of width", int(number))
 
     def format(self, value: Any, conversion: int, spec: str) -> str:
         """An f-string field with a format spec (`f"{x!r:>10}"`)."""
-        if conversion == ord("r"):
-            value = repr(value)
+        if conversion == ord("r") or conversion == ord("a"):
+            value = checked_repr(self, value, ascii_only=conversion == ord("a"))
         elif conversion == ord("s"):
             value = str(value)
-        elif conversion == ord("a"):
-            value = ascii(value)
-        self.check_spec(spec)
+        self.check_spec(spec, value)
         return format(value, spec)
+
+    def repr(self, value: Any, /) -> str:
+        """The `repr()` builtin, refused before a string's grows past the size limit."""
+        return checked_repr(self, value)
+
+    def ascii(self, value: Any, /) -> str:
+        """The `ascii()` builtin, likewise."""
+        return checked_repr(self, value, ascii_only=True)
 
     def builtin_format(self, value: Any, spec: str = "") -> str:
         """The `format()` builtin with capped widths."""
-        self.check_spec(spec)
+        self.check_spec(spec, value)
         return format(value, spec)
 
     def _str_method(self, obj: Any, name: str) -> Callable[..., Any]:
@@ -298,14 +326,6 @@ class SizeGuards:
         return math.lcm(*plain_ints)
 
 
-def range_length(span: range) -> int:
-    """The length of a range, even one longer than `len` can answer (`range(10**20)`)."""
-    try:
-        return len(span)
-    except OverflowError:
-        return max(0, (span.stop - span.start + span.step - (1 if span.step > 0 else -1)) // span.step)
-
-
 def _sum_len(a: Any, b: Any) -> int:
     """The length of `a + b` by the base types' own lengths (a subclass's `__len__` may lie)."""
     return (_true_len(a) or 0) + (_true_len(b) or 0)
@@ -323,6 +343,16 @@ _FRACTION_PARTS: dict[str, Any] = {
     "numerator": Fraction.__dict__["_numerator"],
     "denominator": Fraction.__dict__["_denominator"],
 }
+
+
+def _whole(exponent: Any) -> int:
+    """The int a `**` raises to: an int's, or a whole Fraction's numerator (its stored slot); else 0."""
+    if type(exponent) is int:
+        return exponent
+    if isinstance(exponent, Fraction) and _FRACTION_PARTS["denominator"].__get__(exponent) == 1:
+        numerator = _FRACTION_PARTS["numerator"].__get__(exponent)
+        return int.__index__(numerator) if isinstance(numerator, int) else 0
+    return 0
 
 
 def _plain_int(value: Any, method: str) -> Any:

@@ -11,6 +11,8 @@ import operator
 import string
 from typing import TYPE_CHECKING, Any
 
+from sandbox._transforms import checked_repr
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
@@ -47,8 +49,13 @@ class _GuardedFormatter(string.Formatter):
         return obj, first
 
     def format_field(self, value: Any, format_spec: str) -> Any:
-        self.guards.check_spec(format_spec)
+        self.guards.check_spec(format_spec, value)
         return format(value, format_spec)
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion in ("r", "a"):
+            return checked_repr(self.guards, value, ascii_only=conversion == "a")
+        return super().convert_field(value, conversion)
 
 
 def _formatter_field_name_split(field_name: str) -> tuple[Any, Iterator[tuple[bool, Any]]]:

@@ -1275,7 +1275,6 @@ CASES = [
         return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
         """,
         TOO_BIG,
-        still_open="`[*range(n)]` builds the list unchecked (`list(range(n))` is checked): open",
     ),
     case(
         "size_guard_list_of_itertools_repeat",
@@ -1311,7 +1310,6 @@ CASES = [
         return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
         """,
         TOO_BIG,
-        still_open="`re.sub` with a pattern that matches empty strings inserts the replacement unchecked: open",
     ),
     case(
         "size_guard_textwrap_indent",
@@ -1329,7 +1327,6 @@ CASES = [
         return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
         """,
         TOO_BIG,
-        still_open="`json.dumps(indent=n)` writes n spaces per level unchecked: open",
     ),
     case(
         "size_guard_shake_digest",
@@ -1339,7 +1336,6 @@ CASES = [
         return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
         """,
         TOO_BIG,
-        still_open="`shake_128().digest(n)` allocates n bytes unchecked: open",
     ),
     case(
         "size_guard_decimal_precision",
@@ -1359,7 +1355,23 @@ CASES = [
         return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
         """,
         TOO_BIG,
-        still_open="`Fraction ** Fraction` is not size-checked (the pow guard counts int exponents only): open",
+    ),
+    case(
+        "size_guard_int_power_with_a_fraction_exponent",
+        """
+        from fractions import Fraction as Q
+        x = range((3 ** Q(2_000_000)).bit_length())
+        return 'PW' + 'NED' if len(x) > 1_000_000 else 'guarded'
+        """,
+        limit("memory", "this would create an int with a bit length of about 4,000,000", "MemoryError"),
+    ),
+    case(
+        "fraction_powers_keep_their_values",
+        """
+        from fractions import Fraction as Q
+        return [str(Q(2, 3) ** Q(3)), str(2 ** Q(10)), str(Q(4) ** Q(1, 2)), str(Q(2) ** -2), str(Q(9, 4) ** 2)]
+        """,
+        Value(["8/27", "1024", "2.0", "1/4", "81/16"]),
     ),
     *(
         case(
@@ -1647,15 +1659,10 @@ UNCAPPED_GROWTH = [
     pytest.param(
         "x = [0] * 1000000\nfor i in range(200):\n    x.extend(x)",
         id="list_extend_doubling",
-        marks=pytest.mark.xfail(strict=True, reason="inline: list.extend doubles past the size cap until host OOM"),
     ),
     pytest.param(
         "import itertools\nlist(itertools.count())",
         id="list_of_endless_iterator",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="inline: list(itertools.count()) ends at the operation budget (50M items, past max_size)",
-        ),
     ),
 ]
 

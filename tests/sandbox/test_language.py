@@ -1939,6 +1939,237 @@ CASES = [
         [calls, a, b, x, middle]
         """,
     ),
+    case(
+        "yield_from_keeps_send_throw_and_close",
+        """
+        def inner():
+            got = []
+            try:
+                while True:
+                    value = yield len(got)
+                    got.append(value)
+            except KeyError as e:
+                yield f"caught {e}"
+            finally:
+                print("inner closed", got)
+            return "inner done"
+
+        def outer(source):
+            result = yield from source
+            print("delegated returned", result)
+            yield "after"
+
+        g = outer(inner())
+        print(next(g), g.send("a"), g.send("b"), g.throw(KeyError("k")), next(g), next(g, "end"))
+        g = outer(inner())
+        next(g)
+        g.close()
+
+        class Echo:
+            def __init__(self):
+                self.n = 0
+            def __iter__(self):
+                return self
+            def __next__(self):
+                self.n += 1
+                if self.n > 3:
+                    raise StopIteration(self.n)
+                return self.n
+            def send(self, value):
+                return f"echo {value}"
+
+        g = outer(Echo())
+        print(next(g), g.send("x"), list(g))
+
+        def over(source):
+            try:
+                yield from source
+            except ValueError as e:
+                yield f"outer caught {e}"
+            finally:
+                print("over closed")
+
+        for source in (range(3), [4, 5], "ab", (6,), {7: 0}.keys(), {8}, b"9", iter([10, 11])):
+            print(list(over(source)))
+        g = over(range(10))
+        print(next(g), next(g), g.throw(ValueError("v")), next(g, "done"))
+        g = over(iter("xyz"))
+        next(g)
+        g.close()
+        g = over(range(5))
+        next(g)
+        try:
+            g.send(None)
+            g.send(1)
+        except AttributeError as e:
+            print("AttributeError", e)
+        try:
+            list(over(5))
+        except TypeError as e:
+            print("TypeError", e)
+
+        def chained():
+            yield from (yield from over(range(2)))
+        try:
+            list(chained())
+        except TypeError as e:
+            print("TypeError", e)
+        total = 0
+        def countdown(n):
+            yield from range(n, 0, -1)
+        [list(countdown(4)), sum(countdown(100)), max(over(range(7)))]
+        """,
+    ),
+    case(
+        "lazy_builtins_are_classes_and_iterators_have_their_names",
+        """
+        import itertools
+
+        it = iter([1, 2])
+        m = map(abs, [-1, -2])
+        names = [
+            type(x).__name__
+            for x in (it, reversed([1]), iter("ab"), iter(range(3)), iter({}), iter({1}), iter((1,)), iter(b"x"))
+        ]
+        names += [type(x).__name__ for x in (reversed("ab"), reversed(range(2)), iter(int, 1), m, zip(), enumerate(""))]
+        names += [type(x).__name__ for x in (itertools.count(), itertools.chain([1]), itertools.repeat(1, 2))]
+        names += [type(x).__name__ for x in (itertools.cycle("a"), itertools.permutations("ab"), itertools.product())]
+        print(names)
+        print(isinstance(m, map), isinstance(filter(None, []), filter), isinstance(zip(), zip), isinstance(it, map))
+        print(isinstance(enumerate([]), enumerate), isinstance(reversed("ab"), reversed))
+        print(isinstance(reversed([1]), reversed), isinstance(reversed(range(1)), reversed))
+        print(isinstance(m, (filter, map)), isinstance(3, map), issubclass(type(m), map), issubclass(bool, map))
+        print(isinstance(m, type(m)), type(it) is type(iter([3])), iter(it) is it, type(zip()).__name__)
+        print(map, filter, zip, enumerate, reversed, type(it), map.__name__, zip.__qualname__, enumerate.__module__)
+        print(list(m), list(filter(None, [0, 1])), list(zip("ab", [1, 2])), list(enumerate("ab", start=1)))
+        print(list(enumerate(iterable="x")), list(reversed("ab")), list(zip("ab", "c", strict=False)), next(it))
+        print(sorted(map(len, ["ab", "c"])), dict(enumerate("xy")), list(map(pow, [2, 3], [2, 2])))
+        for bad in (lambda: map(), lambda: map(abs), lambda: filter(None), lambda: enumerate(), lambda: reversed(3)):
+            try:
+                bad()
+            except TypeError as e:
+                print("TypeError", e)
+        for make in (lambda: type(iter([]))(), lambda: type(reversed([1]))([1]), lambda: zip("a", "bc", strict=True)):
+            try:
+                list(make())
+            except (TypeError, ValueError) as e:
+                print(type(e).__name__, e)
+        names
+        """,
+    ),
+    case(
+        "text_transforms_and_date_formats",
+        """
+        import datetime
+        import hashlib
+        import json
+        import time
+        import unicodedata
+        import urllib.parse
+
+        s = "a" + chr(92) + "b" + chr(39) + chr(34) + "é" + chr(0x1F600) + chr(7)
+        print(repr(s), ascii(s), f"{s!r}", f"{s!a:>30}", "{!r} {!a}".format(b"x", s), repr(bytearray(b"'")))
+        print(repr(chr(39)), repr(chr(39) * 3 + chr(34)), ascii(b"\\xff"), f"{[s]!r}", repr(s * 50000)[-20:])
+        print(json.dumps(s), json.dumps(s, ensure_ascii=False), json.dumps([1, {"a": [2]}], indent=2))
+        print(json.dumps({"k": [1, 2]}, indent="--"), json.dumps("x", indent=4), len(json.dumps(s * 50000)))
+        print(unicodedata.normalize("NFKD", "ﬁé"), unicodedata.normalize("NFC", "e" + chr(0x301)), len(s * 50000))
+        print(urllib.parse.quote("a b/é"), urllib.parse.quote_plus("a b&c"), urllib.parse.quote(b"x y", safe=""))
+        d = datetime.datetime(2020, 1, 2, 3, 4, 5)
+        print(d.strftime("%Y-%m-%d %H:%M"), time.strftime("%Y", time.gmtime(0)), f"{d:%b %d}", format(d.date(), "%A"))
+        print(datetime.datetime.strftime(d, "%S"), datetime.time(1, 2).strftime(format="%H-%M"), "{:%y}".format(d))
+        print(hashlib.new("shake_128", b"x").hexdigest(4), len(hashlib.new("shake_256").digest(length=7)))
+        import re
+
+        p = re.compile(r"(\\w)(\\d)")
+        print(re.sub("", "-", "abc"), re.subn("b*", "+", "abc", count=2), p.sub(r"\\2\\1", "a1 b2"), p.subn("#", "a1"))
+        print(re.sub("x", lambda m: m.group(0).upper(), "axbx"), re.sub(b"a", b"-", b"cab"), p.sub(r"\\g<1>", "c3"))
+        try:
+            unicodedata.normalize("XX", "a")
+        except ValueError as e:
+            print("ValueError", e)
+        [repr(s), ascii(s), json.dumps(s)]
+        """,
+    ),
+    case(
+        "star_unpacking_everywhere",
+        """
+        r = range(3)
+        a = [*r, *"ab"]
+        t = (*r,)
+        s = {*r, *[5]}
+        first, *rest = [*a]
+        def f(*args, **kwargs):
+            return args, kwargs
+        print(a, t, s, first, rest, f(*r, *t, x=1), max(*r), [*{1: 2}], [*(i for i in r)], print(*r, sep="-"))
+        [a, f(*a, **{"k": [*r]})]
+        """,
+    ),
+    case(
+        "collections_from_lazy_sources_and_mappings",
+        """
+        import collections
+        import collections.abc
+
+        class M(collections.abc.Mapping):
+            def __iter__(self):
+                return iter(["a", "b"])
+            def __len__(self):
+                return 2
+            def __getitem__(self, k):
+                return 3
+
+        def gen(n):
+            yield from range(n)
+
+        d = {"x": 1, "y": 2}
+        print(dict(collections.Counter(M())), collections.OrderedDict(M()), list(M()), sorted(set(d.items())))
+        print(tuple(d.values()))
+        print(list(gen(3)), tuple(map(str, gen(2))), frozenset(filter(None, gen(3))), sorted(gen(3), reverse=True))
+        print(bytes(gen(3)), bytearray(x for x in b"ab"), collections.deque(gen(5), maxlen=2), list(zip(gen(2), "ab")))
+        print(collections.Counter(c for c in "abca"), collections.UserList(gen(2)), list(collections.deque(gen(3))))
+        [list(gen(4)), sorted(collections.Counter("hello").items())]
+        """,
+    ),
+    case(
+        "growing_methods_and_itertools_copies",
+        """
+        import collections
+        import itertools
+
+        a = [1]
+        a.extend((2, 3))
+        list.extend(a, range(4, 6))
+        a += range(2)
+        d = collections.deque([1], maxlen=3)
+        d.extend(range(5))
+        d.extendleft("ab")
+        d += [7]
+        c = collections.Counter("ab")
+        c.update("abb")
+        c.update({"z": 2}, y=1)
+        s = {1}
+        s.update(range(3), [9])
+        u = collections.UserList([0])
+        u.extend(range(2))
+        class D(dict):
+            pass
+        print(a, d, sorted(c.items()), s, u, dict.fromkeys("ab", 0), D.fromkeys(range(2)), {0}.union(range(3)))
+        print(sorted({1, 2}.symmetric_difference(range(3))), collections.OrderedDict.fromkeys("xy", 1))
+        print(list(itertools.permutations(iter([1, 2, 3]), 2)), list(itertools.combinations(range(4), r=2)))
+        print(list(itertools.combinations_with_replacement("ab", 3)), list(itertools.product(range(2), iter("xy"))))
+        print(list(itertools.permutations([], 0)), list(itertools.combinations("a", 5)))
+        print(list(itertools.permutations("ab")))
+        try:
+            itertools.combinations("ab")
+        except TypeError as e:
+            print("TypeError", e)
+        try:
+            itertools.permutations("ab", -1)
+        except ValueError as e:
+            print("ValueError", e)
+        [a, list(d), len(list(itertools.product("ab", repeat=3)))]
+        """,
+    ),
 ]
 
 

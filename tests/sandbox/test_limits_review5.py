@@ -184,7 +184,6 @@ CASES = [
         "s = '\\\\' * 200000\nfor i in range(5):\n    s = repr(s)\nreturn len(s)",
         sized(f"{SIZE}a string of length of about"),
         limits=CAP,
-        still_open="repr/ascii/json.dumps/normalize/quote/strftime grow their input many times, unguarded",
     ),
     case(
         "find12 deque of a range",

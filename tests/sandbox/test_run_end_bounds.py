@@ -142,6 +142,7 @@ EXITS = {
         "",
         RunError(kind="runtime", message="from a function", line=2),
     ),
+    "import sys\nsys.exit('')": ("", RunError(kind="runtime", message="the code exited with status 1", line=2)),
     "import sys\nsys.exit([1])": (
         "",
         RunError(

@@ -240,8 +240,10 @@ FAILURES = {
     ),
     "return [(x for x in range(3))]": "the returned value[0] is a 'generator' object: return `list(...)` of it",
     "return {'m': map(str, [1])}": "the returned value['m'] is a 'map' object: return `list(...)` of it",
-    "return {'r': reversed([1, 2])}": "the returned value['r'] is a 'compress' object: return `list(...)` of it",
-    "return iter([1, 2])": "the returned value is a 'compress' object: return `list(...)` of it",
+    "return {'r': reversed([1, 2])}": (
+        "the returned value['r'] is a 'list_reverseiterator' object: return `list(...)` of it"
+    ),
+    "return iter([1, 2])": "the returned value is a 'list_iterator' object: return `list(...)` of it",
     "class C:\n    pass\nreturn [C()]": (
         "the returned value[0] is a 'C' object: return plain data (dict, list, str, int, float, bool, None); for "
         "a class of your own, make it a `@dataclass` or return a dict of its fields"

@@ -1,0 +1,135 @@
+"""Size checks of the methods that build from their arguments more than any operator guard sees.
+
+One call can add a whole range to a collection (`deque.extend(range(n))`, `dict.fromkeys(range(n))`), ask an
+extendable hash for `n` bytes (`shake_128().digest(n)`), or expand each `%` of a date format. `Guards.wrapped`
+hands out such a method checked when the code reads it (`growing`), so the refusal comes before the allocation.
+Apart from `sandbox._sizes` because these are methods of many types, where that module guards the operators.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import hashlib
+import operator
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+from sandbox._classes import real_bases
+from sandbox._regex import checked_sub
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sandbox._sizes import SizeGuards
+
+_COUNTED_TYPES: tuple[type[Any], ...] = (str, bytes, bytearray, list, tuple, collections.deque, dict, set, frozenset)
+_ADDING: dict[str, tuple[type, ...]] = {
+    "extend": (list, bytearray, collections.deque, collections.UserList),
+    "extendleft": (collections.deque,),
+    "fromkeys": (dict,),
+    "update": (set, collections.Counter),
+    "union": (set, frozenset),
+    "symmetric_difference": (set, frozenset),
+}
+"""Each method that adds a whole iterable, and the classes whose method it is (a dict's `update` needs pairs)."""
+_XOF: Final = type(hashlib.new("shake_128"))
+"""An extendable-output hash: its `digest(n)` and `hexdigest(n)` make as many bytes as asked."""
+DATES: Final = (datetime.date, datetime.time)
+"""What formats itself with `strftime`: `d.strftime(f)`, `format(d, f)` and `f"{d:{f}}"`."""
+STRFTIME_FIELD: Final = 100
+"""Characters one `%` directive of a date format may become, at most (`%c` is 24; a zone name is shorter)."""
+GROWING: Final = frozenset({*_ADDING, "digest", "hexdigest", "strftime", "sub", "subn"})
+"""Method names `Guards.wrapped` asks `growing` about."""
+
+
+def range_length(span: range) -> int:
+    """The length of a range, even one longer than `len` can answer (`range(10**20)`)."""
+    try:
+        return len(span)
+    except OverflowError:
+        return max(0, (span.stop - span.start + span.step - (1 if span.step > 0 else -1)) // span.step)
+
+
+def known_len(obj: object) -> int:
+    """How many items iterating `obj` gives, where its type says so without running the code's: 0 if unknown.
+
+    A range by its bounds, a builtin collection (a subclass's too) by its base type's `__len__`, a `UserList`
+    by its `data`; anything lazy takes a tick per item instead.
+    """
+    if type(obj) is range:
+        return range_length(obj)
+    for kind in _COUNTED_TYPES:
+        if isinstance(obj, kind):
+            length: int = kind.__len__(obj)
+            return length
+    if isinstance(obj, collections.UserList):
+        data = object.__getattribute__(obj, "__dict__").get("data")  # the stored list: a property may lie
+        return known_len(data) if not isinstance(data, collections.UserList) else 0
+    return 0
+
+
+def check_strftime(guards: SizeGuards, template: object) -> object:
+    """Refuse a date format whose directives could expand past the size limit; returns the format to use."""
+    if not isinstance(template, str):
+        return template  # strftime's own TypeError
+    text = str.__str__(template)  # the text itself, as a plain str: a subclass's `count` or `len` may lie
+    guards.check_length(len(text) + text.count("%") * STRFTIME_FIELD, "a string of length")
+    return text
+
+
+def growing(guards: SizeGuards, obj: object, name: str, method: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The method `name` of `obj` (read as `method`), refusing a call that would build past the size limit.
+
+    None when `obj` is not one whose `name` needs the check. Unbound (`list.extend(x, r)`), the first argument
+    is the collection; `fromkeys` builds a new dict from its first.
+    """
+    unbound = isinstance(obj, type)
+    cls = real_bases((obj,))[0] if unbound else type(obj)
+    if not isinstance(cls, type):
+        return None
+    if name in ("sub", "subn"):
+        return checked_sub(guards, obj, name) if isinstance(obj, re.Pattern) else None
+    if name in _ADDING:
+        return _adding(guards, obj, name, method, unbound=unbound) if issubclass(cls, _ADDING[name]) else None
+    if name == "strftime" and issubclass(cls, DATES):
+        return _checked_first(method, unbound, "format", lambda template: check_strftime(guards, template))
+    if name in ("digest", "hexdigest") and issubclass(cls, _XOF):
+        per_byte = 2 if name == "hexdigest" else 1
+
+        def length(count: Any) -> int:
+            n = operator.index(count)  # once, as a plain int: the code's `__index__` may answer differently each time
+            guards.check_length(per_byte * n, "bytes of length")
+            return n
+
+        return _checked_first(method, unbound, "length", length)
+    return None
+
+
+def _adding(
+    guards: SizeGuards, obj: object, name: str, method: Callable[..., Any], *, unbound: bool
+) -> Callable[..., Any]:
+    fresh = name == "fromkeys"
+
+    def grow(*args: Any, **kwargs: Any) -> Any:
+        target, added = (None, args[:1]) if fresh else (args[0], args[1:]) if unbound and args else (obj, args)
+        guards.check_length(known_len(target) + sum(map(known_len, added)), "a collection of length")
+        return method(*args, **kwargs)
+
+    return grow
+
+
+def _checked_first(
+    method: Callable[..., Any], unbound: bool, keyword: str, check: Callable[[Any], object]
+) -> Callable[..., Any]:
+    """`method`, its first argument after the object (or `keyword`) replaced by what `check` makes of it."""
+    skip = 1 if unbound else 0
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > skip:
+            args = (*args[:skip], check(args[skip]), *args[skip + 1 :])
+        elif keyword in kwargs:
+            kwargs[keyword] = check(kwargs[keyword])
+        return method(*args, **kwargs)
+
+    return call
