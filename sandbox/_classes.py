@@ -70,6 +70,7 @@ def check_class(bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
     A standard base calls its private hooks with its internals (`Queue._wakeup_next(self._getters)`: real Futures).
     """
     check_class_namespace(namespace)
+    private = [name for name in map(plain_key, namespace) if name.startswith("_") and not name.startswith("__")]
     for base in bases:
         for ancestor in base.__mro__:
             if SANDBOX_CLASS_MARK in vars(ancestor) or ancestor.__module__ in PLAIN_BASE_MODULES:
@@ -79,8 +80,8 @@ def check_class(bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
                     f"subclassing `asyncio.{base.__name__}` is not allowed in the sandbox; keep one as an attribute "
                     "of your class instead"
                 )
-            for name in namespace:
-                if name.startswith("_") and not name.startswith("__") and name in vars(ancestor):
+            for name in private:
+                if name in vars(ancestor):
                     forbid(
                         f"a class cannot override `{name}` of `{ancestor.__name__}` in the sandbox (the standard "
                         "class calls it with its internals); give your method another name"
