@@ -159,10 +159,13 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
         guards.math_bits((n if k is None else k) * math.log2(max(n, 2)))
         return math.perm(n, k)
 
+    def prod(iterable: Any, /, *, start: Any = 1) -> Any:  # a tick per item: `prod(range(10**18), start=0)` never grows
+        return guards.prod(guards.ticking(iterable), start=start)
+
     return {
         **_public(math),
         "factorial": guards.factorial,
-        "prod": guards.prod,
+        "prod": prod,
         "lcm": guards.lcm,
         "comb": comb,
         "perm": perm,
@@ -203,8 +206,17 @@ def _functools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
             forbid("`functools.total_ordering` works only on the code's own classes")
         return functools.total_ordering(cls)
 
-    members = _pick(functools, "reduce partial partialmethod lru_cache cache cached_property cmp_to_key")
-    return {**members, "update_wrapper": update_wrapper, "wraps": wraps, "total_ordering": total_ordering}
+    def reduce(function: Any, iterable: Any, *initial: Any) -> Any:  # the real one pulls in C: a tick per item
+        return functools.reduce(function, guards.ticking(iterable), *initial)
+
+    members = _pick(functools, "partial partialmethod lru_cache cache cached_property cmp_to_key")
+    return {
+        **members,
+        "reduce": reduce,
+        "update_wrapper": update_wrapper,
+        "wraps": wraps,
+        "total_ordering": total_ordering,
+    }
 
 
 def _dataclasses(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
@@ -297,10 +309,19 @@ def _operator(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     members = _pick(
         operator,
         "add sub truediv floordiv neg not_ eq ne lt le gt ge and_ or_ xor "
-        "contains truth abs index concat countOf indexOf is_ is_not inv invert",
+        "contains truth abs index concat is_ is_not inv invert",
     )
+
+    def countOf(a: Any, b: Any, /) -> int:  # the real ones scan in C with no tick: `range(10**18)`
+        return operator.countOf(guards.ticking(a), b)
+
+    def indexOf(a: Any, b: Any, /) -> int:
+        return operator.indexOf(guards.ticking(a), b)
+
     return {
         **members,
+        "countOf": countOf,
+        "indexOf": indexOf,
         "attrgetter": attrgetter,
         "itemgetter": itemgetter,
         "methodcaller": methodcaller,

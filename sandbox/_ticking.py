@@ -150,7 +150,7 @@ def ticking_itertools(guards: Guards) -> dict[str, Any]:
         return shown(itertools.product(*(_pool(guards, pool) for pool in iterables), repeat=repeat))
 
     def tee(iterable: Any, n: Any = 2, /) -> tuple[Iterator[Any], ...]:
-        return itertools.tee(ticking(iterable), n)
+        return itertools.tee(ticking(iterable), guards.check_length(n, "a tuple of length"))
 
     members: dict[str, Any] = {
         name: producing(getattr(itertools, name)) for name in _PRODUCING if hasattr(itertools, name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from redteam_kit import Value, case, guard, names_are_unique, policy, raised, run, runs, works_in_cpython
+from redteam_kit import Value, case, guard, limit, names_are_unique, policy, raised, run, runs, works_in_cpython
 
 from sandbox._modules import ALLOWED_MODULES
 
@@ -173,6 +173,35 @@ CASES = [
         return [out, len(seen)]
         """,
         Value([["hello world", ["ab", "cd"], "a b", "x"], 0]),
+    ),
+    *(
+        case(
+            f"one_call_over_a_huge_range_{name}",
+            f"import functools, itertools, math, operator\nreturn {call}",
+            limit("timeout", "the code used its whole operation budget (an endless loop?)"),
+        )
+        for name, call in (
+            ("operator_countof", "operator.countOf(range(10**18), -1)"),
+            ("operator_indexof", "operator.indexOf(range(10**18), -1)"),
+            ("functools_reduce_with_a_lambda", "functools.reduce(lambda a, b: a, range(10**18))"),
+            ("math_prod_from_zero", "math.prod(range(10**18), start=0)"),
+        )
+    ),
+    case(
+        "one_call_helpers_keep_their_values",
+        """
+        import functools, itertools, math, operator
+        a, b = itertools.tee([1, 2], 2)
+        return [operator.countOf([1, 2, 1], 1), operator.indexOf("abc", "c"),
+                functools.reduce(lambda x, y: x + y, [1, 2, 3], 10), math.prod([2, 3], start=2), list(a) + list(b)]
+        """,
+        Value([2, 2, 16, 12, [1, 2, 1, 2]]),
+        control=True,
+    ),
+    case(
+        "itertools_tee_of_a_huge_n",
+        "import itertools\nreturn len(itertools.tee([], 10**7))",
+        limit("memory", "a tuple of length of about 10,000,000", "MemoryError"),
     ),
     case(
         "future_get_loop_by_name",
