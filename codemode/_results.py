@@ -2,7 +2,7 @@
 
 The rules are the sandbox's (`sandbox/_jsonvalue.py`), so a value reads the same from a tool as from the code's own
 `return`: keys as `json.dumps` writes them (`true`, `null`, `1.5`), sets sorted when all strings or all numbers
-(the sandbox's own `_sorted`), and the values JSON lacks as pydantic's JSON mode writes them (its own
+(the sandbox's own `sorted_values`), and the values JSON lacks as pydantic's JSON mode writes them (its own
 `to_jsonable_python`: `"PT3H"`, `"2024-01-02T03:04:05Z"`), which is also what the stubs, made from pydantic's
 schemas, promise. A pydantic model is dumped in Python mode (by its aliases, as its schema names the keys) and walked
 here like any other value, so its sets are sorted too; a value only pydantic knows (a URL, a secret, an IP address)
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Final
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from sandbox._jsonvalue import _float_key, _sorted  # the sandbox's own rules, one owner (private there for now)
+from sandbox._jsonvalue import float_key, sorted_values  # the sandbox's own rules: one owner
 from sandbox.limits import MAX_INT_BITS, MAX_JSON_VALUES, int_too_large_message, too_many_values_message
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ class _Walk:
         if isinstance(value, (list, tuple)):
             return self.items(value, depth)
         if isinstance(value, (set, frozenset)):
-            return _sorted(self.items(list(value), depth))  # in an order that is the same in every process
+            return sorted_values(self.items(list(value), depth))  # in an order that is the same in every process
         if isinstance(value, collections.deque):
             return self.items(list(value), depth)
         return self.convert(value, depth)
@@ -242,7 +242,7 @@ def _key(key: object) -> str:
     if isinstance(key, int):
         return int.__repr__(_whole(int(key)))
     if isinstance(key, float):
-        return _float_key(float(key))
+        return float_key(float(key))
     text = _text(key)
     if text is None:
         raise NotJsonResultError(f"a {type(key).__name__!r} dictionary key is not JSON data")

@@ -232,7 +232,7 @@ class _Converter:
             return str.__getitem__(key, slice(None))  # its value, not its `__str__`
         if _is(kind, int) or _is(kind, float):
             number = self.number(key) if _is(kind, int) else float.__float__(key)
-            return _float_key(number) if type(number) is float else int.__repr__(number)
+            return float_key(number) if type(number) is float else int.__repr__(number)
         text = _as_text(key, kind)
         if text is not None:
             return text
@@ -253,7 +253,7 @@ class _Converter:
             return self.items(base.__iter__(value), base.__len__(value), depth)  # namedtuples too
         if _is(kind, set) or _is(kind, frozenset):
             unordered = set if _is(kind, set) else frozenset
-            return _sorted(self.items(unordered.__iter__(value), unordered.__len__(value), depth))
+            return sorted_values(self.items(unordered.__iter__(value), unordered.__len__(value), depth))
         if any(kind is view for view in _VIEWS):
             return self.items(iter(value), len(value), depth)  # `d.keys()` of a real dict
         if kind is type({}.items()):
@@ -293,7 +293,8 @@ def _enum_value(member: Any) -> object:
         raise NotJsonError("an Enum member without a value cannot be converted") from None
 
 
-def _float_key(number: float) -> str:
+def float_key(number: float) -> str:
+    """A float dict key as `json.dumps` writes it (`"1.5"`, `"Infinity"`, `"NaN"`)."""
     if math.isfinite(number):
         return float.__repr__(number)
     return "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")  # as `json.dumps` spells them
@@ -359,7 +360,7 @@ def _utf8(value: Any, kind: type) -> str:
         raise _Unplaced(" is bytes that are not UTF-8 text: return `base64.b64encode(b).decode()`") from None
 
 
-def _sorted(items: list[JsonValue]) -> list[JsonValue]:
+def sorted_values(items: list[JsonValue]) -> list[JsonValue]:
     """A set's items in order when they are all str or all numbers, so a run gives the same list every time."""
     if all(type(item) is str for item in items) or all(type(item) in (int, float) for item in items):
         return sorted(items)  # type: ignore[type-var]  # all str, or all numbers
