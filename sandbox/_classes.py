@@ -137,9 +137,9 @@ class SafeType(type, metaclass=_TypeMeta):
             raise TypeError("type() argument 3 must be a dict")
         check_class_namespace(namespace)
         plain_namespace = {plain_key(key): value for key, value in dict.items(namespace)}
-        check_class(real_bases(bases), plain_namespace)
+        check_class(class_bases(bases), plain_namespace)
         guarded_getattr_hook(plain_namespace)
-        cls = super().__new__(mcs, name, real_bases(bases), plain_namespace, **kwargs)
+        cls = super().__new__(mcs, name, class_bases(bases), plain_namespace, **kwargs)
         type.__setattr__(cls, SANDBOX_CLASS_MARK, True)
         return cls
 
@@ -148,18 +148,40 @@ SafeType.__name__ = SafeType.__qualname__ = "type"  # `print(type)` shows `<clas
 SafeType.__module__ = "sandbox"
 
 
-# Each stand-in's builtin type, kept outside the stand-in so no attribute of it hands the code the unchecked type.
+# Each stand-in's standard type, kept outside the stand-in so no attribute of it hands the code the unchecked type.
 _REAL_TYPES: dict[type, type] = {}
+_SUBCLASSED: dict[type, type] = {}
+"""A stand-in -> the base a class statement subclasses in its place, when not the real type (`_decimalctx`)."""
 
 
-class _SizedMeta(type):
-    """A builtin collection type whose constructor is size-checked, otherwise indistinguishable from it."""
+class StandIn(type):
+    """A standard type as the code sees it: its constructor checked, otherwise indistinguishable from it."""
 
     def __instancecheck__(cls, instance: Any) -> bool:
         return isinstance(instance, _REAL_TYPES[cls])
 
     def __subclasscheck__(cls, subclass: Any) -> bool:
         return issubclass(subclass, _REAL_TYPES[cls])
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(_REAL_TYPES[cls], name)
+
+    def __repr__(cls) -> str:
+        return repr(_REAL_TYPES[cls])
+
+
+def stand_in(meta: type[StandIn], real: type, *, base: type | None = None) -> type:
+    """A class of `meta` standing in for `real` (a class statement subclasses `base`, if given, instead)."""
+    proxy = meta(real.__name__, (), {})
+    _REAL_TYPES[proxy] = real
+    if base is not None:
+        _SUBCLASSED[proxy] = base
+    proxy.__module__ = real.__module__
+    return proxy
+
+
+class _SizedMeta(StandIn):
+    """A builtin collection type whose constructor is size-checked."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         real = _REAL_TYPES[cls]
@@ -170,12 +192,6 @@ class _SizedMeta(type):
             first = check_size(args[0], guards, counts=real in (bytes, bytearray), bound=bound)
             args = (first, *args[1:])
         return real(*args, **kwargs)
-
-    def __getattr__(cls, name: str) -> Any:
-        return getattr(_REAL_TYPES[cls], name)
-
-    def __repr__(cls) -> str:
-        return repr(_REAL_TYPES[cls])
 
 
 def _holds_few(real: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -248,10 +264,7 @@ _END: Final = object()
 
 
 def _sized(real: type) -> type:
-    proxy = _SizedMeta(real.__name__, (), {})
-    _REAL_TYPES[proxy] = real
-    proxy.__module__ = real.__module__
-    return proxy
+    return stand_in(_SizedMeta, real)
 
 
 SIZED: dict[type, type] = {real: _sized(real) for real in (list, tuple, set, frozenset, bytes, bytearray)}
@@ -280,8 +293,13 @@ def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:
 
 
 def real_bases(bases: tuple[Any, ...]) -> tuple[type, ...]:
-    """Class bases with the size-checked stand-ins replaced by the real types (`class Stack(list)`)."""
-    return tuple(_REAL_TYPES[base] if isinstance(base, _SizedMeta) else base for base in bases)
+    """Classes with the stand-ins replaced by the real types (`case list():`, `list.__doc__`)."""
+    return tuple(_REAL_TYPES[base] if isinstance(base, StandIn) else base for base in bases)
+
+
+def class_bases(bases: tuple[Any, ...]) -> tuple[type, ...]:
+    """The bases a class statement subclasses (`class Stack(list)`): the real types, or their checked bases."""
+    return tuple((_SUBCLASSED.get(base) or _REAL_TYPES[base]) if isinstance(base, StandIn) else base for base in bases)
 
 
 def type_of(obj: object) -> type:
@@ -297,7 +315,7 @@ def type_of(obj: object) -> type:
 
 def make_class(name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:
     """The `__metaclass__` hook of every class statement: the class, with the metaclass its bases call for."""
-    bases = real_bases(bases)
+    bases = class_bases(bases)
     meta: type = type
     for base in bases:
         candidate = type(base)

@@ -8,15 +8,20 @@ only what it switched. `setcontext` and the shared default contexts are not offe
 
 A context's `prec`, `Emax` and `Emin` are capped at the run's `max_size` digits wherever the code sets them
 (`decimal.Context(...)`, `localcontext(...)`, `ctx.prec = n`): past them one division writes millions of digits.
+A context's defaults are lowered to that cap too. A Decimal the code writes obeys no context
+(`Decimal('1e3000000')`), so `decimal.Decimal` (and `type(d)`, and the base of the code's subclasses) refuses
+one whose exponent is past the cap: `int()` of it, or `format(d, 'f')`, would write that many digits.
 """
 
 from __future__ import annotations
 
 import decimal
 import operator
+import sys
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Self
 
+from sandbox._classes import SHOWN_TYPES, SIZE_GUARDS, StandIn, stand_in
 from sandbox._signals import forbid
 
 if TYPE_CHECKING:
@@ -33,6 +38,9 @@ _SIZES = {
     "Emin": "a decimal with an exponent",
 }
 _POSITIONAL = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp", "flags", "traps")
+_OUTSIDE_RUNS: Final = 999_999
+"""The exponent a Decimal made where no run's guards are found may have (code running after its run): the
+default context's."""
 
 
 def checked_setting(guards: SizeGuards, name: str, value: Any) -> Any:
@@ -87,13 +95,68 @@ class _ContextType(type):
         if len(args) > len(_POSITIONAL) or named.keys() - _SETTINGS:
             return decimal.Context(*args, **settings)  # the real one raises the TypeError
         guards = _CONTEXT_GUARDS[cls]
-        return decimal.Context(**{name: checked_setting(guards, name, value) for name, value in named.items()})
+        made = decimal.Context(**{name: checked_setting(guards, name, value) for name, value in named.items()})
+        return capped(made, guards.max_size)
 
     def __getattr__(cls, name: str) -> Any:
         return getattr(decimal.Context, name)
 
     def __repr__(cls) -> str:
         return repr(decimal.Context)
+
+
+def capped(context: decimal.Context, max_size: int) -> decimal.Context:
+    """`context` with a default past the cap lowered to it (the settings the code gave are checked already)."""
+    context.prec = min(context.prec, max_size)
+    context.Emax = min(context.Emax, max_size)
+    context.Emin = max(context.Emin, -max_size)
+    return context
+
+
+def _checked(made: decimal.Decimal) -> decimal.Decimal:
+    """`made`, refused if its exponent is past the cap of the run whose code made it."""
+    exponent = abs(decimal.Decimal.adjusted(made))
+    guards = _run_guards(sys._getframe(2))
+    if guards is not None:
+        guards.check_length(exponent, "a decimal with an exponent")
+    elif exponent > _OUTSIDE_RUNS:
+        forbid("this decimal is made outside the run that made its code; make it while the run is going")
+    return made
+
+
+def _run_guards(frame: Any) -> SizeGuards | None:
+    """The guards of the run whose code is calling: the nearest frame running with the run's builtins.
+
+    The code's own frame, or further out when a standard function calls (`sorted(xs, key=Decimal)`).
+    """
+    while frame is not None:
+        guards: SizeGuards | None = frame.f_builtins.get(SIZE_GUARDS)
+        if guards is not None:
+            return guards
+        frame = frame.f_back
+    return None
+
+
+class _DecimalMeta(StandIn):
+    """`decimal.Decimal` as the code sees it: the real class, a value past the size cap refused when made."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> decimal.Decimal:
+        return _checked(decimal.Decimal(*args, **kwargs))
+
+
+class _CheckedDecimal(decimal.Decimal):
+    """The base of the code's subclasses of `decimal.Decimal` (`class Money(Decimal)`), checked the same."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: Any = "0", context: Any = None) -> Self:
+        return _checked(super().__new__(cls, value, context))  # type: ignore[return-value]
+
+
+_CheckedDecimal.__name__ = _CheckedDecimal.__qualname__ = "Decimal"
+_CheckedDecimal.__module__ = "decimal"
+DECIMAL: Final = stand_in(_DecimalMeta, decimal.Decimal, base=_CheckedDecimal)
+SHOWN_TYPES[decimal.Decimal] = DECIMAL  # `type(d)(...)` is checked too
 
 
 class _RunContexts:
@@ -155,11 +218,12 @@ class _LocalContext:
 
 def decimal_members(context: decimal.Context, guards: SizeGuards) -> dict[str, Any]:
     """The `decimal` facade of a run whose own context is `context`, its sizes capped by `guards`."""
-    contexts = _RunContexts(context, guards)
+    contexts = _RunContexts(capped(context, guards.max_size), guards)
     context_type = _ContextType("Context", (), {})
     _CONTEXT_GUARDS[context_type] = guards
     return {
         **_MEMBERS,
+        "Decimal": DECIMAL,
         "Context": context_type,
         "getcontext": contexts.getcontext,
         "localcontext": contexts.localcontext,

@@ -30,7 +30,7 @@ from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, 
 from sandbox._regex import templated
 from sandbox._signals import forbid
 from sandbox._sizes import SizeGuards
-from sandbox._sizes_growth import GROWING
+from sandbox._sizes_growth import GROWING, sliced_writes
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox._supers import super_attribute
 from sandbox._ticking import yield_from
@@ -183,6 +183,10 @@ class Rules(SizeGuards):
             return ContextWrites(obj, self)  # its sizes capped
         return _ItemsOnly(obj)
 
+    def write_slice(self, obj: object) -> Any:
+        """The target of `obj[a:b] = v`: a list's or bytearray's growth checked first, else as `write`."""
+        return sliced_writes(self, obj) or self.write(obj)
+
     @staticmethod
     def getitem(obj: Any, key: object) -> Any:
         """`obj[key]`; a subscription typing caches for the whole process takes no key the code hashes."""
@@ -242,6 +246,7 @@ RULE_GUARDS: Final = {
     "_getattr_": "getattr",
     "_getitem_": "getitem",
     "_write_": "write",
+    "_writeslice_": "write_slice",
     "_unpack_sequence_": "unpack_sequence",
     "_apply_": "apply",
     "_inplacevar_": "inplace",

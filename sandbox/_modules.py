@@ -44,11 +44,12 @@ from sandbox._guards import Guards
 from sandbox._regex import RE, Template, subs_for
 from sandbox._repeat import fixed_members, run_random
 from sandbox._signals import ForbiddenImportError, forbid
+from sandbox._sizes_counts import heapq_members, random_members
 from sandbox._sizes_growth import check_strftime
 from sandbox._sizes_text import plain
 from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
 from sandbox._ticking import ticking_itertools
-from sandbox._transforms import QUOTING, dumps_for, normalize_for, quoting_for
+from sandbox._transforms import QUOTING, dumps_for, encoder_for, normalize_for, quoting_for
 from sandbox._typingfacade import make_typing
 
 _MUTABLE = frozenset({list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter})
@@ -140,7 +141,8 @@ _STATIC: dict[str, dict[str, Any]] = {
 
 _CHECKED: dict[str, Callable[[Guards], dict[str, Any]]] = {
     "re": subs_for,
-    "json": lambda guards: {"dumps": dumps_for(guards)},
+    "heapq": lambda guards: heapq_members(guards, guards.ticking),
+    "json": lambda guards: {"dumps": dumps_for(guards), "JSONEncoder": encoder_for(guards)},
     "unicodedata": lambda guards: {"normalize": normalize_for(guards)},
     "urllib.parse": lambda guards: {real.__name__: quoting_for(guards, real) for real in QUOTING},
 }
@@ -175,20 +177,12 @@ def _math(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
 
 def _random(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:
     generator = run_random(guards.repeat)
-
-    def getrandbits(k: int) -> int:
-        return generator.getrandbits(guards.check_length(k, "an int with a bit length"))
-
-    def randbytes(n: int) -> bytes:
-        return generator.randbytes(guards.check_length(n, "bytes of length"))
-
-    members = _pick(
-        generator,
+    names = (
         "random randint randrange choice choices shuffle sample uniform gauss normalvariate "
         "seed triangular betavariate expovariate lognormvariate vonmisesvariate "
-        "paretovariate weibullvariate gammavariate",
+        "paretovariate weibullvariate gammavariate getrandbits randbytes"
     )
-    return {**members, "getrandbits": getrandbits, "randbytes": randbytes, "Random": random.Random}
+    return {**random_members(guards, generator, names), "Random": random.Random}
 
 
 def _functools(guards: Guards, _: dict[str, Any]) -> dict[str, Any]:

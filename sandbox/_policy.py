@@ -264,6 +264,14 @@ class SandboxPolicy(PatternPolicy):
         """Allow annotated assignments (`x: int = 1`)."""
         return self.node_contents_visit(node)
 
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        """`x[a:b] = v` through `_writeslice_`, which refuses growing a list past the size cap; the rest as before."""
+        sliced = isinstance(node.slice, ast.Slice) and isinstance(node.ctx, ast.Store)
+        visited = cast("ast.AST", super().visit_Subscript(node))
+        if sliced and isinstance(visited, ast.Subscript) and isinstance(visited.value, ast.Call):
+            visited.value.func = ast.copy_location(ast.Name("_writeslice_", ast.Load()), visited.value.func)
+        return visited
+
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.stmt]:
         """`x op= y` through `_inplacevar_`, for names, items (`d[k] += 1`) and attributes (`o.n += 1`)."""
         node = self.node_contents_visit(node)
@@ -290,8 +298,9 @@ class SandboxPolicy(PatternPolicy):
             temps.append(key)
             statements.append(ast.Assign(targets=[ast.Name(key, ast.Store())], value=target.slice))
             current = guard_call("_getitem_", ast.Name(owner, ast.Load()), ast.Name(key, ast.Load()))
+            writer = cast("ast.Name", write_call.func).id  # `_writeslice_` for `x[a:b] += v`
             store: ast.expr = ast.Subscript(
-                guard_call("_write_", ast.Name(owner, ast.Load())), ast.Name(key, ast.Load()), ast.Store()
+                guard_call(writer, ast.Name(owner, ast.Load())), ast.Name(key, ast.Load()), ast.Store()
             )
         else:
             assert isinstance(target, ast.Attribute)

@@ -85,14 +85,12 @@ def subs_for(guards: SizeGuards) -> dict[str, Callable[..., Any]]:
     """`re.sub` and `re.subn`, refused before their replacements build past the size limit."""
 
     def sub(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
-        compiled, template = compile(pattern, flags), _template(repl)
-        check_sub(guards, compiled, template, string, count)
-        return compiled.sub(template, string, count)
+        compiled = compile(pattern, flags)
+        return compiled.sub(check_sub(guards, compiled, _template(repl), string, count), string, count)
 
     def subn(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
-        compiled, template = compile(pattern, flags), _template(repl)
-        check_sub(guards, compiled, template, string, count)
-        return compiled.subn(template, string, count)
+        compiled = compile(pattern, flags)
+        return compiled.subn(check_sub(guards, compiled, _template(repl), string, count), string, count)
 
     return {"sub": sub, "subn": subn}
 
@@ -102,9 +100,7 @@ def checked_sub(guards: SizeGuards, pattern: re.Pattern[Any], name: str) -> Call
     method = getattr(pattern, name)
 
     def sub(repl: Any, string: Any, count: Any = 0) -> Any:
-        template = _template(repl)
-        check_sub(guards, pattern, template, string, count)
-        return method(template, string, count)
+        return method(check_sub(guards, pattern, _template(repl), string, count), string, count)
 
     return sub
 
@@ -114,25 +110,45 @@ def escape(pattern: Any) -> Any:
     return re.escape(plain(pattern))
 
 
-def check_sub(guards: SizeGuards, pattern: re.Pattern[Any], repl: object, string: object, count: Any = 0) -> None:
-    """Refuse a `sub` whose replacements could pass the size limit, before it makes them.
+def check_sub(guards: SizeGuards, pattern: re.Pattern[Any], repl: Any, string: object, count: Any = 0) -> Any:
+    """Refuse a `sub` whose replacements could pass the size limit, before it makes them; returns the `repl` to use.
 
     A pattern that matches empty strings matches between every two characters; the bound is the string, each
     match's replacement, and for each group reference in it the whole string again. A function as `repl` is
-    the code's, budgeted as it runs.
+    the code's, budgeted as it runs; what it returns is counted as `sub` takes it (`_counted`).
     """
-    if not isinstance(repl, str | bytes | bytearray) or not isinstance(string, str | bytes | bytearray):
-        return
+    if not isinstance(string, str | bytes | bytearray):
+        return repl
     text: str | bytes = plain(string) if isinstance(string, str) else bytes(string)  # a subclass's `len` may lie
+    if not isinstance(repl, str | bytes | bytearray):
+        return _counted(guards, repl, len(text)) if callable(repl) else repl
     refs = len(_GROUP_REFERENCE.findall(repl if isinstance(repl, str) else bytes(repl).decode("latin-1")))
     limit = operator.index(count) or len(text) + 1
     room = guards.max_size - len(text) * (1 + refs)
     if min(limit, len(text) + 1) * len(repl) <= room:
-        return
+        return repl
     most = max(room, 0) // max(len(repl), 1) + 1  # one match more than fits: refused
     found = collections.deque(enumerate(itertools.islice(pattern.finditer(text), min(limit, most)), 1), maxlen=1)
     matches = found[0][0] if found else 0
     guards.check_length(len(text) * (1 + refs) + matches * len(repl), "a string of length")
+    return repl
+
+
+def _counted(guards: SizeGuards, function: Callable[[Any], Any], length: int) -> Callable[[Any], Any]:
+    """`function` as a `sub`'s replacement, refused once the text it makes passes the cap (it starts at `length`)."""
+    total = length
+
+    def replace(match: re.Match[Any]) -> Any:
+        nonlocal total
+        made = function(match)
+        if isinstance(made, str | bytes | bytearray):
+            made = plain(made)  # its own length: a subclass's `len` may lie
+            total += len(made) - (match.end() - match.start())
+            if total > guards.max_size:
+                guards.check_length(total, "a string of length")
+        return made
+
+    return replace
 
 
 def templated(obj: object, name: str) -> Callable[..., Any] | None:

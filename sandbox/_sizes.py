@@ -15,8 +15,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sandbox._sizes_growth import DATES, check_strftime, growing, known_len
-from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, percent_widths, plain
-from sandbox._transforms import checked_repr
+from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, percent_fields, plain
+from sandbox._transforms import check_repr, checked_repr
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,6 +25,8 @@ SEQUENCES = (str, bytes, bytearray, list, tuple, collections.UserList, collectio
 _EXTENDED_IN_PLACE = (list, bytearray, collections.deque)
 """What `+=` extends in place by any iterable (`x += range(n)`), not only by another sequence."""
 _SPEC_NUMBER = re.compile(r"\d+")
+_REPR_CONVERSIONS = frozenset({"r", "a"})
+_REPR_TEXT = (str, bytes, bytearray)
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
     "-=": operator.isub,
@@ -211,28 +213,56 @@ class SizeGuards:
         return a << b
 
     def mod(self, a: Any, b: Any) -> Any:
-        """`a % b`, with `%`-formatting widths capped."""
+        """`a % b`, with `%`-formatting widths capped and `%r`/`%a` of a long string measured."""
         kind = type(a)
         if kind is int or kind is float:
             return a % b
         if isinstance(a, str):
-            self._check_percent(plain(a), b)  # the text itself, even of a subclass
+            b = self._check_percent(plain(a), b, text=True)  # the text itself, even of a subclass
         elif isinstance(a, bytes | bytearray):
-            self._check_percent(bytes(a).decode("latin-1"), b)
+            b = self._check_percent(bytes(a).decode("latin-1"), b, text=False)
         return a % b
 
-    def _check_percent(self, template: str, args: Any) -> None:
-        stars = False
-        for width in percent_widths(template):
-            if width == "*":
-                stars = True
-            elif len(width) > 18 or int(width) > self.max_size:
-                self._too_big("a formatted field of width", int(width))
+    def _check_percent(self, template: str, args: Any, *, text: bool) -> Any:
+        """Refuse a `%` whose widths or shown values pass the cap; returns the arguments to format with."""
+        stars, position, keys = False, 0, []
+        shown: list[tuple[str | int, str]] = []  # the values a conversion may write longer: by key or position
+        for key, widths, conversion in percent_fields(template):
+            for width in widths:
+                if width == "*":
+                    stars, position = True, position + 1
+                elif len(width) > 18 or int(width) > self.max_size:
+                    self._too_big("a formatted field of width", int(width))
+            if conversion == "%":
+                continue
+            if conversion in _REPR_CONVERSIONS or (conversion == "s" and text):
+                shown.append((position if key is None else key, conversion))
+            if key is None:
+                position += 1
+            else:
+                keys.append(key)
         if stars:  # a `*` width or precision comes from the arguments; negative means left-justified
             values = tuple.__iter__(args) if isinstance(args, tuple) else (args,)
             for value in values:
                 if isinstance(value, int) and abs(operator.index(value)) > self.max_size:
                     self._too_big("a formatted field of width", abs(operator.index(value)))
+        return self._check_shown(args, shown, keys, text=text) if shown else args
+
+    def _check_shown(self, args: Any, shown: list[tuple[str | int, str]], keys: list[str], *, text: bool) -> Any:
+        """Measure each `%r`/`%a` value (a str template's `%s` of bytes too) before `%` writes it."""
+        if keys:
+            try:  # read once into a plain dict, which `%` then reads: a mapping of the code's may answer differently
+                args = {key: args[key] for key in keys}
+            except (LookupError, TypeError):
+                return args  # `%` raises its own error
+            values = args
+        else:
+            values = dict(enumerate(tuple.__iter__(args))) if isinstance(args, tuple) else {0: args}
+        for place, conversion in shown:
+            value = values.get(place)
+            if type(value) in _REPR_TEXT and not (conversion == "s" and type(value) is str):  # `%s` of bytes: its repr
+                check_repr(self, value, ascii_only=conversion == "a" or not text)  # a bytes template's `%r` is ascii
+        return args
 
     def inplace(self, op: str, x: Any, y: Any) -> Any:
         """`x op= y` with the same size guards as the plain operators."""

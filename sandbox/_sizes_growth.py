@@ -11,12 +11,15 @@ from __future__ import annotations
 import collections
 import datetime
 import hashlib
+import itertools
 import operator
+import random
 import re
 from typing import TYPE_CHECKING, Any, Final
 
 from sandbox._classes import real_bases
 from sandbox._regex import checked_sub
+from sandbox._sizes_counts import COUNTED, counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,7 +42,7 @@ DATES: Final = (datetime.date, datetime.time)
 """What formats itself with `strftime`: `d.strftime(f)`, `format(d, f)` and `f"{d:{f}}"`."""
 STRFTIME_FIELD: Final = 100
 """Characters one `%` directive of a date format may become, at most (`%c` is 24; a zone name is shorter)."""
-GROWING: Final = frozenset({*_ADDING, "digest", "hexdigest", "strftime", "sub", "subn"})
+GROWING: Final = frozenset({*_ADDING, *COUNTED, "digest", "hexdigest", "strftime", "sub", "subn"})
 """Method names `Guards.wrapped` asks `growing` about."""
 
 
@@ -90,6 +93,8 @@ def growing(guards: SizeGuards, obj: object, name: str, method: Callable[..., An
         return None
     if name in ("sub", "subn"):
         return checked_sub(guards, obj, name) if isinstance(obj, re.Pattern) else None
+    if name in COUNTED:
+        return counted(guards, method, name, unbound=unbound) if _random_own(cls, name) else None
     if name in _ADDING:
         return _adding(guards, obj, name, method, unbound=unbound) if issubclass(cls, _ADDING[name]) else None
     if name == "strftime" and issubclass(cls, DATES):
@@ -104,6 +109,14 @@ def growing(guards: SizeGuards, obj: object, name: str, method: Callable[..., An
 
         return _checked_first(method, unbound, "length", length)
     return None
+
+
+def _random_own(cls: type, name: str) -> bool:
+    """Whether `name` of `cls` is `random.Random`'s own method, not one a subclass of the code's defines."""
+    if not issubclass(cls, random.Random):
+        return False
+    definer = next(base for base in cls.__mro__ if name in vars(base))
+    return definer.__module__ in ("random", "_random")
 
 
 def _adding(
@@ -133,3 +146,56 @@ def _checked_first(
         return method(*args, **kwargs)
 
     return call
+
+
+_SLICED: Final = (list, bytearray)
+"""What slice assignment can grow (`x[len(x):] = x` doubles a list)."""
+
+
+def sliced_writes(guards: SizeGuards, obj: object) -> SliceWrites | None:
+    """What `obj[a:b] = v` writes through for a list or bytearray: the new length checked first; else None.
+
+    A subclass's own `__setitem__` is the code's, and gets the slice as written.
+    """
+    for kind in _SLICED:
+        if isinstance(obj, kind):
+            return SliceWrites(guards, obj, kind) if type(obj).__setitem__ is kind.__setitem__ else None
+    return None
+
+
+class SliceWrites:
+    """A list or bytearray as the target of a slice assignment: refused before it grows past the size cap."""
+
+    __slots__ = ("_guards", "_length", "_target")
+
+    def __init__(self, guards: SizeGuards, target: Any, kind: type[list[Any] | bytearray]) -> None:
+        self._guards, self._target = guards, target
+        self._length: Callable[[Any], int] = kind.__len__  # the base type's: a subclass's `len` may lie
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if type(key) is slice:
+            length = self._length(self._target)
+            key, removed = _plain_slice(key, length)
+            room = self._guards.max_size - (length - removed)
+            added = known_len(value)
+            if not added and hasattr(type(value), "__iter__") and not isinstance(value, _COUNTED_TYPES):
+                value = list(itertools.islice(value, max(room, 0) + 1))  # as CPython reads it first, but no further
+                added = len(value)
+            if added > room:
+                self._guards.check_length(length - removed + added, "a sequence of length")
+        self._target[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._target[key]
+
+
+def _plain_slice(key: slice, length: int) -> tuple[slice, int]:
+    """`key` of plain ints, read once (the code's `__index__` may answer differently), and how many it replaces."""
+    start, stop, step = key.indices(length)
+    if step == 1:
+        return slice(start, stop), max(stop - start, 0)
+    chosen = range(start, stop, step)
+    if not chosen:
+        return slice(0, 0, step), 0
+    after = chosen[-1] + step
+    return slice(chosen[0], after if after >= 0 else None, step), len(chosen)  # extended: the same size, or an error

@@ -115,19 +115,27 @@ def _join(guards: SizeGuards, obj: Any, iterable: Any) -> Any:
     return obj.join(items)
 
 
-def percent_widths(template: str) -> Iterator[str]:
-    """The widths and precisions of a `%` template's fields, as CPython reads them (`(key)`, flags, `*`)."""
+def percent_fields(template: str) -> Iterator[tuple[str | None, list[str], str]]:
+    """Each field of a `%` template as CPython reads it: its `(key)`, widths and conversion.
+
+    The key is None for a positional field; the width and precision are as written (digits or `*`); the
+    conversion is one character (`""` at the end of the template).
+    """
     index, end = 0, len(template)
     while (index := template.find("%", index)) != -1:
         index += 1
+        key = None
         if index < end and template[index] == "(":
             depth = 1
             index += 1
+            start = index
             while index < end and depth:
                 depth += {"(": 1, ")": -1}.get(template[index], 0)
                 index += 1
+            key = template[start : index - 1]
         while index < end and template[index] in "-+ #0":
             index += 1
+        widths = []
         for _ in range(2):  # the width, then after a `.` the precision
             start = index
             if index < end and template[index] == "*":
@@ -135,13 +143,16 @@ def percent_widths(template: str) -> Iterator[str]:
             while index < end and template[index].isdigit():
                 index += 1
             if index > start:
-                yield template[start:index]
+                widths.append(template[start:index])
             if index < end and template[index] == ".":
                 index += 1
             else:
                 break
-        if index < end and template[index] == "%":
+        while index < end and template[index] in "hlL":  # a length modifier, which CPython skips
             index += 1
+        conversion = template[index : index + 1]
+        index += 1
+        yield key, widths, conversion
 
 
 def plain(value: Any) -> Any:

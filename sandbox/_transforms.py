@@ -16,7 +16,7 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from sandbox._sizes import SizeGuards
 
@@ -28,6 +28,9 @@ _NORMALIZED: Final = 18
 _QUOTED: Final = 12
 """Characters `quote` writes for one at most: `%XX` for each of its up to four UTF-8 bytes."""
 _TEXT: Final = (str, bytes, bytearray)
+_INDENT: Final = "an indent of width"
+_SEPARATOR: Final = 2
+"""Characters of a separator that need no measuring: the defaults' (`", "`, `": "`)."""
 
 
 def _measured(guards: SizeGuards, text: Any, worst: int, measure: Callable[[Any], int], extra: int = 0) -> None:
@@ -43,44 +46,94 @@ def _measured(guards: SizeGuards, text: Any, worst: int, measure: Callable[[Any]
 
 def checked_repr(guards: SizeGuards, value: Any, *, ascii_only: bool = False) -> str:
     """`repr(value)` (`ascii` with `ascii_only`), refused before it is built if a string's would pass the cap."""
-    convert = ascii if ascii_only else repr
+    check_repr(guards, value, ascii_only=ascii_only)
+    return ascii(value) if ascii_only else repr(value)
+
+
+def check_repr(guards: SizeGuards, value: Any, *, ascii_only: bool = False) -> None:
+    """Refuse `repr(value)` (`ascii` with `ascii_only`) of a str or bytes that would pass the cap, unbuilt."""
     if type(value) in _TEXT:  # exactly: a subclass's own `__repr__` is the code's, budgeted as it runs
+        convert = ascii if ascii_only else repr
         # a slice may pick the other quote mark, escaping at most each `'` it holds once more than the whole
         quotes = value.count("'" if type(value) is str else b"'")
         extra = 2 + quotes + (11 if type(value) is bytearray else 0)
         _measured(guards, value, _ESCAPE, lambda part: len(convert(part)) - 2, extra)
-    return convert(value)
 
 
 def dumps_for(guards: SizeGuards) -> Callable[..., str]:
-    """`json.dumps`, refusing a string that would escape past the cap, or an indent that could."""
+    """`json.dumps`, refusing a string that would escape past the cap, or an indent or separators that could."""
 
     def dumps(obj: Any, *args: Any, **kwargs: Any) -> str:
-        ensure_ascii = kwargs.get("ensure_ascii", True)
-        if type(obj) is str:
-            _measured(guards, obj, 12, lambda part: len(json.dumps(part, ensure_ascii=ensure_ascii)) - 2, 2)
-        indent = kwargs.get("indent")
-        if indent is not None and not isinstance(obj, str | int | float | bool):
-            width = len(indent) if isinstance(indent, str) else guards.check_length(indent, "an indent of width")
-            _check_indents(guards, obj, width)
+        indent, separators = kwargs.get("indent"), kwargs.get("separators")
+        item, key = (", " if indent is None else ",", ": ") if separators is None else _pair(separators)
+        check_dump(guards, obj, kwargs.get("ensure_ascii", True), indent, item, key)
         return json.dumps(obj, *args, **kwargs)
 
     dumps.__doc__ = json.dumps.__doc__
     return dumps
 
 
-def _check_indents(guards: SizeGuards, obj: Any, width: int) -> None:
-    """Refuse an indented dump whose indentation alone passes the cap: each item's line at its depth."""
+def encoder_for(guards: SizeGuards) -> type[json.JSONEncoder]:
+    """`json.JSONEncoder`, its `encode` and `iterencode` checked as `json.dumps` is (the code's subclasses too)."""
+
+    class JSONEncoder(json.JSONEncoder):
+        __doc__ = json.JSONEncoder.__doc__
+
+        def encode(self, o: Any) -> str:
+            if isinstance(o, str):  # written at once, without `iterencode`
+                check_dump(guards, o, self.ensure_ascii, None, "", "")
+            return super().encode(o)
+
+        def iterencode(self, o: Any, _one_shot: bool = False) -> Iterator[str]:
+            indent = self.indent  # read once, and written back plain: the code's int or str may answer differently
+            if indent is not None:
+                self.indent = str.__str__(indent) if isinstance(indent, str) else guards.check_length(indent, _INDENT)
+            check_dump(guards, o, self.ensure_ascii, self.indent, str(self.item_separator), str(self.key_separator))
+            return super().iterencode(o, _one_shot)
+
+    JSONEncoder.__module__ = "json"
+    return JSONEncoder
+
+
+def _pair(separators: Any) -> tuple[Any, Any]:
+    """The item and key separators given to `json.dumps`, or none to measure if they are no pair."""
+    if type(separators) in (tuple, list) and len(separators) == 2:
+        return separators[0], separators[1]
+    return "", ""
+
+
+def check_dump(guards: SizeGuards, obj: Any, ensure_ascii: object, indent: Any, item: Any, key: Any) -> None:
+    """Refuse a JSON text that would pass the cap: a string's escapes, or the layout of indents and separators."""
+    if type(obj) is str:
+        _measured(guards, obj, 12, lambda part: len(json.dumps(part, ensure_ascii=bool(ensure_ascii))) - 2, 2)
+        return
+    if isinstance(obj, str | int | float | bool) or obj is None:
+        return
+    separators = len(item) if isinstance(item, str) else 0, len(key) if isinstance(key, str) else 0
+    if indent is None and max(separators) <= _SEPARATOR:
+        return
+    if indent is None:
+        width = None
+    else:
+        width = len(indent) if isinstance(indent, str) else guards.check_length(indent, _INDENT)
+    _check_layout(guards, obj, width, *separators)
+
+
+def _check_layout(guards: SizeGuards, obj: Any, width: int | None, item: int, key: int) -> None:
+    """Refuse a dump whose layout alone passes the cap: the separators, and each item's line at its depth."""
     total, pending = 0, [(obj, 1)]
     while pending:
         value, depth = pending.pop()
-        items = list(dict.values(value)) if type(value) is dict else value if type(value) in (list, tuple) else None
-        if items is None:
+        mapping = type(value) is dict
+        items = list(dict.values(value)) if mapping else value if type(value) in (list, tuple) else None
+        if not items:
             continue
-        total += (len(items) + 1) * (1 + width * depth)  # a newline and the indent before each item and the close
+        total += (len(items) - 1) * item + (len(items) * key if mapping else 0)
+        if width is not None:  # a newline and the indent before each item and the close
+            total += (len(items) + 1) * (1 + width * depth)
         if total > guards.max_size:
             guards.check_length(total, "a string of length")
-        pending.extend((item, depth + 1) for item in items)
+        pending.extend((item_, depth + 1) for item_ in items)
 
 
 def normalize_for(guards: SizeGuards) -> Callable[[Any, Any], str]:

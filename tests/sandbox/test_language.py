@@ -2170,6 +2170,155 @@ CASES = [
         [a, list(d), len(list(itertools.product("ab", repeat=3)))]
         """,
     ),
+    case(
+        "slice_assignment_that_grows_shrinks_or_keeps_size",
+        """
+        import itertools
+        x = list(range(6))
+        x[len(x):] = x
+        x[:0] = (9, 8)
+        x[2:5] = []
+        x[1:1] = range(3)
+        x[10:2] = [7]
+        x[-100:1] = iter("ab")
+        x[::2] = [0] * len(x[::2])
+        x[::-3] = itertools.repeat(5, len(x[::-3]))
+        x[len(x):] += [1, 2]
+        print(x)
+        b = bytearray(b"abc")
+        b[1:2] = b"xyz"
+        b[len(b):] = b
+        b[::-1] = bytes(range(len(b)))
+        print(b)
+        class L(list):
+            pass
+        lst = L([1, 2])
+        lst[1:] = (3, 4)
+        print(lst, type(lst).__name__)
+        e = []
+        e[::-1] = []
+        e[5:] = (i for i in range(3))
+        errors = []
+        for target, key, value in ((x, slice(None, None, 2), [1]), (x, slice(0, 1), 5), (x, slice(0, 1, 0), [])):
+            try:
+                target[key] = value
+            except (ValueError, TypeError) as err:
+                errors.append(f"{type(err).__name__}: {err}")
+        try:
+            x[::2] = [1]
+        except ValueError as err:
+            errors.append(str(err))
+        try:
+            x[0:1] = 5
+        except TypeError as err:
+            errors.append(str(err))
+        try:
+            b[0:1] = "s"
+        except TypeError as err:
+            errors.append(str(err))
+        [x, list(b), e, errors]
+        """,
+    ),
+    case(
+        "random_and_heapq_counts_as_in_cpython",
+        """
+        import heapq, random
+        random.seed(5)
+        print(random.choices("abc", k=5), random.choices(range(9), weights=[1] * 9, k=3), random.sample(range(100), 4))
+        print(random.sample(population="abcdef", k=2), random.getrandbits(40), random.randbytes(3).hex())
+        r = random.Random(3)
+        print(r.choices("xy", k=4), r.sample(range(50), k=3), r.getrandbits(9), random.Random.getrandbits(r, 5))
+        print(random.choices([1]), r.randrange(10**6), r.randint(1, 6), r.choice("pqr"))
+        rows = [("a", 3), ("b", 1), ("c", 3), ("d", 2)]
+        print(heapq.nlargest(2, rows, key=lambda row: row[1]), heapq.nsmallest(3, rows, key=lambda row: row[1]))
+        print(heapq.nlargest(10, [5, 1, 4]), heapq.nsmallest(2, (n * n for n in range(-3, 3))))
+        print(heapq.nlargest(3, range(10**5)), heapq.nsmallest(1, "hello"), heapq.nlargest(0, [1]))
+        try:
+            random.choices("ab", k="2")
+        except TypeError as err:
+            print("TypeError", err)
+        try:
+            random.sample(range(3), 5)
+        except ValueError as err:
+            print("ValueError", err)
+        heapq.nlargest(2, {"x": 1, "y": 2, "z": 0})
+        """,
+    ),
+    case(
+        "percent_templates_with_reprs_as_in_cpython",
+        """
+        s = "it's"
+        print("%r %a %s" % (s, "é", b"b\\\\x"), "%(k)r|%(k)s|%(n)5d" % {"k": s, "n": 42}, "%%r %r" % (1,))
+        print("%5.3r|%-6a|%*r" % ("abcdef", "ü", 4, "x"), b"%r %a %s" % ("é", b"q", b"raw"), "%r" % [s])
+        print("%s" % {"a": 1}, "%r" % ({"a": 1},), "%(a)s" % {"a": b"\\\\"})
+        errors = []
+        for template, args in (("%(a)r", (1,)), ("%r %r", (1,)), ("%(a)r", {}), ("%r", ()), ("%(a)r", "xyz")):
+            try:
+                template % args
+            except (TypeError, KeyError, ValueError) as err:
+                errors.append(f"{type(err).__name__}: {err}")
+        errors
+        """,
+    ),
+    case(
+        "json_encoder_and_separators_as_in_cpython",
+        """
+        import json
+        data = {"b": [1, 2, {"c": None}], "a": "é\\\\", "n": []}
+        print(json.JSONEncoder(indent=2).encode(data))
+        print(json.JSONEncoder(indent="--", sort_keys=True).encode(data))
+        print("".join(json.JSONEncoder(separators=(",", ":")).iterencode(data)), json.JSONEncoder().encode("é"))
+        print(json.dumps(data, separators=(";", "="), indent=1), json.dumps([1, 2], separators=[" ,", " : "]))
+        class E(json.JSONEncoder):
+            def default(self, o):
+                return sorted(o)
+        e = E(indent=1)
+        print(e.encode({"s": {3, 1}}), json.dumps({"s": {2}}, cls=E), e.indent, isinstance(e, json.JSONEncoder))
+        print(json.JSONEncoder(ensure_ascii=False).encode(["é"]), json.JSONEncoder().encode(1.5))
+        try:
+            json.JSONEncoder().encode({1j: 1})
+        except TypeError as err:
+            print("TypeError", err)
+        type(json.JSONEncoder()).__name__
+        """,
+    ),
+    case(
+        "re_sub_with_a_function_as_in_cpython",
+        """
+        import re
+        words = "one two three"
+        print(re.sub(r"\\w+", lambda m: m.group(0).upper(), words), re.subn("o", lambda m: "0", words))
+        print(re.compile(rb"(a)(b)?").sub(lambda m: m.group(1) * 3, b"ab a"), re.sub("x*", lambda m: "-", "abc"))
+        print(re.compile("e").subn(lambda m: "", words, count=1), re.sub("t", lambda m: "TT", words, 1))
+        try:
+            re.sub("o", lambda m: 1, words)
+        except TypeError as err:
+            print("TypeError", err)
+        re.sub("(?P<w>\\\\w)", lambda m: m["w"] + ".", "ab")
+        """,
+    ),
+    case(
+        "decimal_class_as_in_cpython",
+        """
+        import decimal, json
+        from decimal import Decimal
+        class Money(Decimal):
+            pass
+        m = Money("1.25")
+        d = Decimal("2.50")
+        print(type(d) is Decimal, type(d + 1) is Decimal, type(m).__name__, type(m + 1) is Decimal)
+        print(isinstance(m, Decimal), isinstance(d, Money))
+        print(issubclass(Money, Decimal), repr(Decimal), Decimal.__name__, str(Decimal.from_float(0.5)), repr(m))
+        print(str(Decimal(value="3", context=None)), Decimal((1, (1, 5), -1)))
+        print(json.loads("[1.10]", parse_float=Decimal))
+        print(sorted(["1.5", "1e3", "-2"], key=Decimal), list(map(Decimal, ["7", "8.0"])), type(d)("9") + 1)
+        match d:
+            case Decimal():
+                print("a Decimal")
+        print(int(Decimal("1e20")), format(Decimal("1e-5"), "f"), str(Decimal("1e999999")), Decimal("NaN").is_nan())
+        [str(m * 2), isinstance(d, (int, Decimal)), decimal.getcontext().Emax, decimal.Context().Emin]
+        """,
+    ),
 ]
 
 

@@ -9,7 +9,7 @@ for trusted code).
 from __future__ import annotations
 
 import pytest
-from redteam_kit import Refused, case, guard, limit, names_are_unique, raised, runs
+from redteam_kit import Refused, Value, case, guard, limit, names_are_unique, raised, runs
 
 from sandbox import Limits, Sandbox
 from sandbox.limits import output_message
@@ -220,6 +220,39 @@ CASES = [
         "import decimal\nclass C(decimal.Context):\n    pass\nreturn str(C(prec=2000000))",
         guard("`decimal.Context` cannot be subclassed in the sandbox"),
         limits=CAP,
+    ),
+    *(
+        case(
+            f"find16 a Decimal written with a huge exponent: {what}",
+            f"import decimal\n{code}",
+            sized(f"{SIZE}a decimal with an exponent of about 3,000,000; {LIMIT}"),
+            limits=CAP,
+        )
+        for what, code in (
+            ("int", "return int(decimal.Decimal('1e3000000')).bit_length()"),
+            ("format f", "return len(format(decimal.Decimal('1e-3000000'), 'f'))"),
+            ("str", "return str(decimal.Decimal('-1e3000000'))"),
+            ("a digit tuple", "return int(decimal.Decimal((0, (1,), 3000000))).bit_length()"),
+            ("type(d)", "D = type(decimal.Decimal(1))\nreturn int(D('1e3000000')).bit_length()"),
+            ("d.__class__", "D = decimal.Decimal(1).__class__\nreturn int(D('1e3000000')).bit_length()"),
+            ("a subclass", "class M(decimal.Decimal):\n    pass\nreturn int(M('1e3000000')).bit_length()"),
+            ("json parse_float", "import json\nreturn json.loads('[1e3000000]', parse_float=decimal.Decimal)"),
+            ("map", "return [int(d) for d in map(decimal.Decimal, ['1.5', '1e3000000'])]"),
+            ("sorted key", "return sorted(['1.5', '1e3000000'], key=decimal.Decimal)"),
+        )
+    ),
+    case(
+        "find16 Decimal context defaults under a small cap",
+        "import decimal\nd = decimal.Decimal('1e999')\nc = decimal.getcontext()\nn = decimal.Context()\n"
+        "return [str(d), c.Emax, c.Emin, n.Emax, n.Emin, n.prec, decimal.Context(prec=500).prec]",
+        Value(["1E+999", 1000, -1000, 1000, -1000, 28, 500]),
+        limits=Limits(timeout=5.0, max_size=1000),
+    ),
+    case(
+        "find16 a Decimal past a small cap",
+        "import decimal\nreturn str(decimal.Decimal(1).scaleb(1001))",
+        raised("Overflow", "[<class 'decimal.Overflow'>]"),
+        limits=Limits(timeout=5.0, max_size=1000),
     ),
     case(
         "find22 itertools.accumulate of strings",
