@@ -38,6 +38,8 @@ _SIZES = {
     "Emin": "a decimal with an exponent",
 }
 _POSITIONAL = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp", "flags", "traps")
+_QUIET: Final = 28
+"""An exponent a Decimal may have under any cap, unchecked: the default context's precision, in digits."""
 _OUTSIDE_RUNS: Final = 999_999
 """The exponent a Decimal made where no run's guards are found may have (code running after its run): the
 default context's."""
@@ -140,8 +142,11 @@ def _run_guards(frame: Any) -> SizeGuards | None:
 class _DecimalMeta(StandIn):
     """`decimal.Decimal` as the code sees it: the real class, a value past the size cap refused when made."""
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> decimal.Decimal:
-        return _checked(decimal.Decimal(*args, **kwargs))
+    def __call__(cls, value: Any = "0", context: Any = None) -> decimal.Decimal:
+        made = decimal.Decimal(value, context)
+        if -_QUIET <= made.adjusted() <= _QUIET:  # what every run allows: no guards looked up
+            return made
+        return _checked(made)
 
 
 class _CheckedDecimal(decimal.Decimal):

@@ -30,7 +30,7 @@ from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, 
 from sandbox._regex import templated
 from sandbox._signals import forbid
 from sandbox._sizes import SizeGuards
-from sandbox._sizes_growth import GROWING, sliced_writes
+from sandbox._sizes_growth import GROWING, SliceWrites, assign_slice
 from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, plain
 from sandbox._supers import super_attribute
 from sandbox._ticking import yield_from
@@ -46,6 +46,7 @@ _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "
 _MUTABLE = (dict, list, set, bytearray)
 _PLAIN_VALUES = (int, float, complex, bool, str, bytes, type(None))
 _BYTES = (bytes, bytearray)
+_HELD = frozenset({list, tuple})
 _PLAIN_SUBSCRIPTED = frozenset({dict, list, tuple, str, bytes, bytearray, range})
 
 
@@ -184,8 +185,16 @@ class Rules(SizeGuards):
         return _ItemsOnly(obj)
 
     def write_slice(self, obj: object) -> Any:
-        """The target of `obj[a:b] = v`: a list's or bytearray's growth checked first, else as `write`."""
-        return sliced_writes(self, obj) or self.write(obj)
+        """The target of `obj[a:b] += v` and of a slice among several targets: its growth checked as written."""
+        return SliceWrites(self, obj, self.write)
+
+    def set_slice(self, value: Any, obj: Any, key: object) -> None:
+        """`obj[a:b] = value` (arguments in CPython's order of evaluation): a list's growth checked first."""
+        kind = type(obj)
+        if (kind is list or kind is bytearray) and type(value) in _HELD and len(obj) + len(value) <= self.max_size:
+            obj[key] = value  # it fits however many items the slice replaces
+        elif not assign_slice(self, obj, key, value):
+            self.write(obj)[key] = value
 
     @staticmethod
     def getitem(obj: Any, key: object) -> Any:
@@ -247,6 +256,7 @@ RULE_GUARDS: Final = {
     "_getitem_": "getitem",
     "_write_": "write",
     "_writeslice_": "write_slice",
+    "_setslice_": "set_slice",
     "_unpack_sequence_": "unpack_sequence",
     "_apply_": "apply",
     "_inplacevar_": "inplace",

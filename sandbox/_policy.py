@@ -257,8 +257,15 @@ class SandboxPolicy(PatternPolicy):
 
         RestrictedPython's `_unpack_sequence_` would copy the items into a list (an endless iterator forever) and
         compile the value once per target; the targets' items and attributes are still written through `_write_`.
+        `x[a:b] = v` alone is one call, `_setslice_(v, x, slice(a, b))`: CPython's order, and no proxy to make.
         """
-        return self.node_contents_visit(node)
+        node = self.node_contents_visit(node)
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Call):
+            writer = target.value
+            if isinstance(writer.func, ast.Name) and writer.func.id == "_writeslice_":
+                return located(ast.Expr(guard_call("_setslice_", node.value, writer.args[0], target.slice)), node)
+        return node
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         """Allow annotated assignments (`x: int = 1`)."""

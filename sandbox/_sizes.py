@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sandbox._sizes_growth import DATES, check_strftime, growing, known_len
-from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, percent_fields, plain
+from sandbox._sizes_text import SIZED_METHODS, STR_METHODS, PercentFields, percent_summary, plain
 from sandbox._transforms import check_repr, checked_repr
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ SEQUENCES = (str, bytes, bytearray, list, tuple, collections.UserList, collectio
 _EXTENDED_IN_PLACE = (list, bytearray, collections.deque)
 """What `+=` extends in place by any iterable (`x += range(n)`), not only by another sequence."""
 _SPEC_NUMBER = re.compile(r"\d+")
-_REPR_CONVERSIONS = frozenset({"r", "a"})
 _REPR_TEXT = (str, bytes, bytearray)
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
@@ -224,44 +223,31 @@ class SizeGuards:
         return a % b
 
     def _check_percent(self, template: str, args: Any, *, text: bool) -> Any:
-        """Refuse a `%` whose widths or shown values pass the cap; returns the arguments to format with."""
-        stars, position, keys = False, 0, []
-        shown: list[tuple[str | int, str]] = []  # the values a conversion may write longer: by key or position
-        for key, widths, conversion in percent_fields(template):
-            for width in widths:
-                if width == "*":
-                    stars, position = True, position + 1
-                elif len(width) > 18 or int(width) > self.max_size:
-                    self._too_big("a formatted field of width", int(width))
-            if conversion == "%":
-                continue
-            if conversion in _REPR_CONVERSIONS or (conversion == "s" and text):
-                shown.append((position if key is None else key, conversion))
-            if key is None:
-                position += 1
-            else:
-                keys.append(key)
-        if stars:  # a `*` width or precision comes from the arguments; negative means left-justified
+        """Refuse a `%` whose widths or `%r`/`%a` values pass the cap; returns the arguments to format with."""
+        fields = percent_summary(template)
+        if fields.widest > self.max_size:
+            self._too_big("a formatted field of width", fields.widest)
+        if fields.stars:  # a `*` width or precision comes from the arguments; negative means left-justified
             values = tuple.__iter__(args) if isinstance(args, tuple) else (args,)
             for value in values:
                 if isinstance(value, int) and abs(operator.index(value)) > self.max_size:
                     self._too_big("a formatted field of width", abs(operator.index(value)))
-        return self._check_shown(args, shown, keys, text=text) if shown else args
+        return self._check_shown(args, fields, text=text) if fields.shown else args
 
-    def _check_shown(self, args: Any, shown: list[tuple[str | int, str]], keys: list[str], *, text: bool) -> Any:
-        """Measure each `%r`/`%a` value (a str template's `%s` of bytes too) before `%` writes it."""
-        if keys:
+    def _check_shown(self, args: Any, fields: PercentFields, *, text: bool) -> Any:
+        """Measure each `%r`/`%a` value's repr before `%` writes it (a bytes template's `%r` is `ascii`)."""
+        if fields.keys:
             try:  # read once into a plain dict, which `%` then reads: a mapping of the code's may answer differently
-                args = {key: args[key] for key in keys}
+                args = {key: args[key] for key in fields.keys}
             except (LookupError, TypeError):
                 return args  # `%` raises its own error
             values = args
         else:
             values = dict(enumerate(tuple.__iter__(args))) if isinstance(args, tuple) else {0: args}
-        for place, conversion in shown:
+        for place, conversion in fields.shown:
             value = values.get(place)
-            if type(value) in _REPR_TEXT and not (conversion == "s" and type(value) is str):  # `%s` of bytes: its repr
-                check_repr(self, value, ascii_only=conversion == "a" or not text)  # a bytes template's `%r` is ascii
+            if type(value) in _REPR_TEXT:
+                check_repr(self, value, ascii_only=conversion == "a" or not text)
         return args
 
     def inplace(self, op: str, x: Any, y: Any) -> Any:

@@ -150,43 +150,49 @@ def _checked_first(
 
 _SLICED: Final = (list, bytearray)
 """What slice assignment can grow (`x[len(x):] = x` doubles a list)."""
+_HELD: Final = (list, tuple)
 
 
-def sliced_writes(guards: SizeGuards, obj: object) -> SliceWrites | None:
-    """What `obj[a:b] = v` writes through for a list or bytearray: the new length checked first; else None.
+def assign_slice(guards: SizeGuards, target: Any, key: Any, value: Any) -> bool:
+    """`target[key] = value` for a list or bytearray, its growth checked first; False (nothing done) for others.
 
-    A subclass's own `__setitem__` is the code's, and gets the slice as written.
+    A subclass's own `__setitem__` is the code's, and gets the slice as written (False here too).
     """
-    for kind in _SLICED:
-        if isinstance(obj, kind):
-            return SliceWrites(guards, obj, kind) if type(obj).__setitem__ is kind.__setitem__ else None
-    return None
-
-
-class SliceWrites:
-    """A list or bytearray as the target of a slice assignment: refused before it grows past the size cap."""
-
-    __slots__ = ("_guards", "_length", "_target")
-
-    def __init__(self, guards: SizeGuards, target: Any, kind: type[list[Any] | bytearray]) -> None:
-        self._guards, self._target = guards, target
-        self._length: Callable[[Any], int] = kind.__len__  # the base type's: a subclass's `len` may lie
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if type(key) is slice:
-            length = self._length(self._target)
+    kind: Any = type(target)
+    if kind is not list and kind is not bytearray:
+        kind = next((base for base in _SLICED if isinstance(target, base)), None)
+        if kind is None or type(target).__setitem__ is not kind.__setitem__:
+            return False
+    if type(key) is slice:
+        length: int = kind.__len__(target)  # the base type's: a subclass's `len` may lie
+        added = len(value) if type(value) in _HELD else known_len(value)
+        lazy = not added and hasattr(type(value), "__iter__") and not isinstance(value, _COUNTED_TYPES)
+        if lazy or length + added > guards.max_size:  # else it fits however many items the slice replaces
             key, removed = _plain_slice(key, length)
-            room = self._guards.max_size - (length - removed)
-            added = known_len(value)
-            if not added and hasattr(type(value), "__iter__") and not isinstance(value, _COUNTED_TYPES):
+            room = guards.max_size - (length - removed)
+            if lazy:
                 value = list(itertools.islice(value, max(room, 0) + 1))  # as CPython reads it first, but no further
                 added = len(value)
             if added > room:
-                self._guards.check_length(length - removed + added, "a sequence of length")
-        self._target[key] = value
+                guards.check_length(length - removed + added, "a sequence of length")
+    target[key] = value
+    return True
+
+
+class SliceWrites:
+    """What `x[a:b] += v` (or `x[a:b] = y = v`) writes through: a list's or bytearray's slices checked as assigned."""
+
+    __slots__ = ("_guards", "_target", "_write")
+
+    def __init__(self, guards: SizeGuards, target: Any, write: Callable[[Any], Any]) -> None:
+        self._guards, self._target, self._write = guards, target, write
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not assign_slice(self._guards, self._target, key, value):
+            self._write(self._target)[key] = value
 
     def __delitem__(self, key: Any) -> None:
-        del self._target[key]
+        del self._write(self._target)[key]
 
 
 def _plain_slice(key: slice, length: int) -> tuple[slice, int]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import operator
 import string
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
 
 from sandbox._transforms import checked_repr
 
@@ -113,6 +114,56 @@ def _join(guards: SizeGuards, obj: Any, iterable: Any) -> Any:
         "a string of length",
     )
     return obj.join(items)
+
+
+@dataclass(frozen=True, slots=True)
+class PercentFields:
+    """What the `%` guard needs of a template's fields."""
+
+    widest: int
+    """The widest width or precision written in it."""
+    stars: bool
+    """Whether a `*` takes a width or precision from the arguments."""
+    shown: tuple[tuple[str | int, str], ...]
+    """The `%r`/`%a` fields: their key or position, and the conversion."""
+    keys: tuple[str, ...]
+    """The keys its fields read from a mapping."""
+
+
+_SUMMARIES: dict[str, PercentFields] = {}
+"""Templates read so far (a loop formats with the same one): plain text only, so no code's `__eq__` is asked."""
+_SUMMARIZED: Final = 512
+"""Templates kept, each at most `_SUMMARIZED` characters; past that many the cache starts again."""
+
+
+def percent_summary(template: str) -> PercentFields:
+    """`template`'s fields, read once (`template` is a plain str)."""
+    known = _SUMMARIES.get(template)
+    if known is not None:
+        return known
+    widest, stars, position = 0, False, 0
+    shown: list[tuple[str | int, str]] = []
+    keys: list[str] = []
+    for key, widths, conversion in percent_fields(template):
+        for width in widths:
+            if width == "*":
+                stars, position = True, position + 1
+            else:
+                widest = max(widest, int(width) if len(width) <= 18 else 10**18)
+        if conversion == "%":
+            continue
+        if conversion in ("r", "a"):
+            shown.append((position if key is None else key, conversion))
+        if key is None:
+            position += 1
+        else:
+            keys.append(key)
+    summary = PercentFields(widest, stars, tuple(shown), tuple(keys))
+    if len(template) <= _SUMMARIZED:
+        if len(_SUMMARIES) >= _SUMMARIZED:
+            _SUMMARIES.clear()
+        _SUMMARIES[template] = summary
+    return summary
 
 
 def percent_fields(template: str) -> Iterator[tuple[str | None, list[str], str]]:
