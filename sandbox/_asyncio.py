@@ -131,9 +131,12 @@ class AsyncioFacade:
 
     def _track(self, task: asyncio.Future[Any]) -> asyncio.Future[Any]:
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        task.add_done_callback(_retrieve)
+        task.add_done_callback(self._finished)  # one callback, not two: a gather of many calls ends each task
         return task
+
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self.tasks.discard(task)
+        _retrieve(task)
 
     def create_task(self, coro: Awaitable[Any], *, name: str | None = None) -> TaskHandle:
         """Start running `coro` concurrently."""

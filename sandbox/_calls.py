@@ -16,6 +16,7 @@ from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure, long_name
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._mainstep import own_task, stepping
+from sandbox._slots import Slots
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
@@ -36,8 +37,8 @@ class CallState:
         self.guards = guards
         self.max_calls = max_calls
         self.max_concurrent = max_concurrent
-        self._semaphore: asyncio.Semaphore | None = None
-        """The in-flight cap, made at the first call (many runs that could call make none)."""
+        self._slots = Slots(max_concurrent, asyncio.Event)  # the worker imports nothing once confined: no anyio here
+        """The in-flight cap."""
         self.count = 0
         self.names: dict[str, None] = {}
         self.unawaited: dict[int, PendingCall] = {}
@@ -68,15 +69,15 @@ class CallState:
         assert isinstance(args, list)  # a copy keeps its container's type
         assert isinstance(kwargs, dict)
         call = Call(pending._call.function, pending._call.attribute, args, kwargs)
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.max_concurrent)
-        async with self._semaphore:
-            try:
-                if stepping() is not None:  # host code runs in the run's own task, never in its first step's caller's
-                    await own_task()
-                result = await self.bridge(call)
-            except HostFailure as failure:
-                raise self.error_class(failure.type_name)(_argument(failure)) from None
+        await self._slots.take()
+        try:
+            if stepping() is not None:  # host code runs in the run's own task, never in its first step's caller's
+                await own_task()
+            result = await self.bridge(call)
+        except HostFailure as failure:
+            raise self.error_class(failure.type_name)(_argument(failure)) from None
+        finally:
+            self._slots.free()
         return result
 
 
