@@ -16,6 +16,7 @@ from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure, long_name
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox._mainstep import own_task, stepping
+from sandbox._slots import Slots
 from sandbox.limits import calls_message
 
 if TYPE_CHECKING:
@@ -36,8 +37,8 @@ class CallState:
         self.guards = guards
         self.max_calls = max_calls
         self.max_concurrent = max_concurrent
-        self._semaphore: asyncio.Semaphore | None = None
-        """The in-flight cap, made at the first call (many runs that could call make none)."""
+        self._slots = Slots(max_concurrent, asyncio.Event)  # the worker imports nothing once confined: no anyio here
+        """The in-flight cap."""
         self.count = 0
         self.names: dict[str, None] = {}
         self.unawaited: dict[int, PendingCall] = {}
@@ -62,21 +63,23 @@ class CallState:
             self.guards.stop("call_limit", calls_message(self.max_calls))
         self.count += 1
         try:
-            args, kwargs = to_json(list(pending._args), path="args"), to_json(pending._kwargs, path="kwargs")
+            args = to_json(list(pending._args), path="args")
+            kwargs = to_json(pending._kwargs, path="kwargs") if pending._kwargs else {}  # `**` made it: a dict of str
         except NotJsonError as error:
             raise TypeError(f"`{pending._call.label}(...)` takes JSON data: {error}") from None
         assert isinstance(args, list)  # a copy keeps its container's type
         assert isinstance(kwargs, dict)
         call = Call(pending._call.function, pending._call.attribute, args, kwargs)
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.max_concurrent)
-        async with self._semaphore:
-            try:
-                if stepping() is not None:  # host code runs in the run's own task, never in its first step's caller's
-                    await own_task()
-                result = await self.bridge(call)
-            except HostFailure as failure:
-                raise self.error_class(failure.type_name)(_argument(failure)) from None
+        if not self._slots.take_now():  # most calls find a free slot: no coroutine for it
+            await self._slots.take()
+        try:
+            if stepping() is not None:  # host code runs in the run's own task, never in its first step's caller's
+                await own_task()
+            result = await self.bridge(call)
+        except HostFailure as failure:
+            raise self.error_class(failure.type_name)(_argument(failure)) from None
+        finally:
+            self._slots.free()
         return result
 
 
@@ -111,6 +114,13 @@ class PendingCall:
 
     def __await__(self) -> Generator[Any, None, JsonValue]:
         return self._calls.call(self).__await__()
+
+    def handed_to_task(self) -> None:
+        """The call went to a task (`create_task`, `gather`, a `TaskGroup`): not a call left unawaited.
+
+        The task awaits it, or is cancelled before it starts, as a coroutine's would be.
+        """
+        self._calls.unawaited.pop(id(self), None)
 
     def fix_it(self) -> NotAwaitedError:
         """The error for using this call's result without awaiting it."""

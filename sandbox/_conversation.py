@@ -41,6 +41,8 @@ _Task = tuple["Callable[..., Coroutine[Any, Any, None]]", tuple[Any, ...]]
 """A task for the run's task group to start: a function and its arguments."""
 _Job = tuple[int, Call, Later, int]
 """A call that has to wait, for an answering task: its id, the call, the rest of it, and its frame's size."""
+_IDLE_ANSWERERS = 8
+"""Answering tasks kept waiting for another call: enough for the calls a run makes one after another."""
 
 
 class Conversation:
@@ -121,6 +123,7 @@ class Conversation:
             async with asyncio.TaskGroup() as group:
                 self._group = group
                 try:
+                    self._readable()  # what the worker wrote while this task got here: often its whole answer
                     return await self._serve(None, watching=True)
                 finally:
                     self._group = None
@@ -291,11 +294,13 @@ class Conversation:
     async def _answerer(self, job: _Job | None) -> None:
         """Answer a call, then (with a reader callback) wait for the next one: most calls need no task of their own.
 
-        Calls answered by one task one after another share its context (a `ContextVar` a host function sets).
+        Calls answered by one task one after another share its context (a `ContextVar` a host function sets). At
+        most `_IDLE_ANSWERERS` wait at once; after a burst of calls the others end as they answer, while the run
+        still waits for the rest, rather than all at its end.
         """
         while job is not None:
             await self._answer(*job)
-            job = await self._next_job() if self._watching else None
+            job = await self._next_job() if self._watching and len(self._idle) < _IDLE_ANSWERERS else None
 
     async def _next_job(self) -> _Job | None:
         waiting: asyncio.Future[_Job | None] = asyncio.get_running_loop().create_future()

@@ -9,7 +9,6 @@ boundary the conversation puts its text into the frame.
 from __future__ import annotations
 
 import inspect
-from collections import deque
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
@@ -17,6 +16,7 @@ import anyio
 from sandbox._hostcall import MAX_NAME, Call, HostFailure, long_name
 from sandbox._jsontext import JsonText
 from sandbox._jsonvalue import JsonValue, NotJsonError, check_json
+from sandbox._slots import Slots
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
 from sandbox.limits import calls_message
@@ -43,11 +43,8 @@ class Dispatcher:
     def __init__(self, functions: Mapping[str, HostFunction | Namespace], limits: Limits, *, limit: bool) -> None:
         self.functions = functions
         self.max_calls = limits.calls if limit else None
-        self._slots = limits.concurrent_calls if limit else None
-        self._busy = 0
-        """Calls holding one of the `_slots` in-flight slots."""
-        self._queue: deque[anyio.Event] = deque()
-        """Calls waiting for a slot, first come first served: a slot freed goes to the first."""
+        self._slots = Slots(limits.concurrent_calls, anyio.Event) if limit else None
+        """The in-flight cap, enforced here for a worker's calls."""
         self._coroutine_functions: dict[int, tuple[HostFunction, bool]] = {}
         """Whether each target called so far (by `id`, kept alive here) is an `async def`."""
         self.count = 0
@@ -102,7 +99,7 @@ class Dispatcher:
         target = self.resolve(call.function, call.attribute)
         if self._is_coroutine_function(target):
             return Later(self._limited(target, call, None))
-        if self._slots is not None and self._busy >= self._slots:
+        if self._slots is not None and self._slots.full:
             return Later(self._limited(target, call, None))
         result = _start(target, call)
         if type(result) not in _PLAIN and inspect.isawaitable(result):  # a sync callable returned an awaitable
@@ -118,35 +115,13 @@ class Dispatcher:
     async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
         if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
-        if self._busy < self._slots and not self._queue:  # a free slot, and no call waiting before this one
-            self._busy += 1
-        else:
-            await self._wait_for_slot()
+        if not self._slots.take_now():
+            await self._slots.take()
         try:
             result = await _finish(target, call, started)
         finally:
-            self._free_slot()
+            self._slots.free()
         return self._checked(result, call)
-
-    async def _wait_for_slot(self) -> None:
-        """Wait for an in-flight slot in turn: the first call waiting gets the next one freed."""
-        turn = anyio.Event()
-        self._queue.append(turn)
-        try:
-            await turn.wait()
-        except BaseException:
-            if turn in self._queue:
-                self._queue.remove(turn)
-            else:  # cancelled after the slot was handed over: it goes to the next in line
-                self._free_slot()
-            raise
-
-    def _free_slot(self) -> None:
-        """Give a slot back: to the first call waiting for one (it stays busy), else free."""
-        if self._queue:
-            self._queue.popleft().set()
-        else:
-            self._busy -= 1
 
     @staticmethod
     def _checked(result: object, call: Call) -> Reply:

@@ -21,7 +21,7 @@ from sandbox._protocol import HEADER, decode, encode, frame_size
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_READ_SIZE = 1 << 18
+_READ_SIZE = 1 << 16
 MAX_VALUES = 2 * MAX_NODES + 1000
 """Values in one frame from a worker, counted before it is parsed: a call's arguments and its keywords are each at
 most `MAX_NODES` values (as is a run's value), and the frame's own fields a few more."""

@@ -54,6 +54,11 @@ class WorkerPool:
         self._send: MemoryObjectSendStream[WorkerProcess | None]
         self._receive: MemoryObjectReceiveStream[WorkerProcess | None]
         self._send, self._receive = anyio.create_memory_object_stream[WorkerProcess | None](math.inf)
+        """Workers handed to runs waiting for one, and a failed replacement (None) that fails the next wait."""
+        self._idle: list[WorkerProcess] = []
+        """Warm workers no run waits for, the last given back on top: a run takes the one whose caches are warmest."""
+        self._waiting = 0
+        """Runs waiting for a worker."""
         self._workers: set[WorkerProcess] = set()
         self._own: set[WorkerProcess] = set()
         """Workers started for one run that needs more memory than the pooled ones may use."""
@@ -92,6 +97,7 @@ class WorkerPool:
         self._own.clear()
         self._tasks.cancel_scope.cancel()
         self._tasks = None
+        self._idle.clear()
         self._send.close()
         self._receive.close()
 
@@ -111,7 +117,7 @@ class WorkerPool:
         """Start one worker; its failure is the caller's error (`tg.start` raises it)."""
         worker = await self._new_worker(self.memory)
         self._workers.add(worker)
-        self._send.send_nowait(worker)
+        self._put(worker)
         task_status.started()
 
     async def _new_worker(self, memory: int) -> WorkerProcess:
@@ -160,16 +166,30 @@ class WorkerPool:
             await worker.kill()
         elif worker.healthy and not self.fresh and worker.process.returncode is None:
             worker.idle_cpu, worker.idle_since = worker.cpu.seconds(), time.monotonic()
-            self._send.send_nowait(worker)
+            self._put(worker)
         else:
             await self._replace(worker)
 
+    def _put(self, worker: WorkerProcess) -> None:
+        """A worker ready for a run: to a run waiting for one, else on top of the idle ones."""
+        if self._waiting:
+            self._send.send_nowait(worker)
+        else:
+            self._idle.append(worker)
+
     async def _acquire(self) -> WorkerProcess:
         while True:
-            try:
-                worker = self._receive.receive_nowait()  # a warm worker waiting costs no turn of the event loop
-            except anyio.WouldBlock:
-                worker = await self._receive.receive()
+            if self._idle:  # a warm worker waiting costs no turn of the event loop
+                worker: WorkerProcess | None = self._idle.pop()
+            else:
+                try:
+                    worker = self._receive.receive_nowait()
+                except anyio.WouldBlock:
+                    self._waiting += 1
+                    try:
+                        worker = await self._receive.receive()
+                    finally:
+                        self._waiting -= 1
             if worker is None:
                 assert self._tasks is not None
                 self._tasks.start_soon(self._start_replacement)  # try again for the next run
@@ -184,6 +204,8 @@ class WorkerPool:
     async def _replace(self, worker: WorkerProcess) -> None:
         """Kill a broken worker and start another in the background."""
         self._workers.discard(worker)
+        if worker in self._idle:  # replaced while idle (`_watch`)
+            self._idle.remove(worker)
         await worker.kill()
         if self._tasks is not None:
             self._tasks.start_soon(self._start_replacement)

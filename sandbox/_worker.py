@@ -351,7 +351,7 @@ class Worker:
         """A frame this worker does not serve: ignored (the probe's worker serves one more)."""
 
 
-_READ_SIZE = 1 << 18
+_READ_SIZE = 1 << 16
 _BATCH_BYTES = 1 << 16
 """A call frame this large is written at once rather than joined with others (no second copy of a big one)."""
 _MAX_BLOCK_MS = 1000

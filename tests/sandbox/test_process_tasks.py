@@ -159,7 +159,8 @@ async def test_a_waiter_cancelled_after_its_slot_came_hands_it_to_the_next() -> 
     assert tasks[1].cancelled()
     assert started == [0, 2]
     assert results == {0: 0, 2: 2}
-    assert (dispatcher._busy, len(dispatcher._queue)) == (0, 0)
+    assert dispatcher._slots is not None
+    assert (dispatcher._slots._busy, len(dispatcher._slots._queue)) == (0, 0)
 
 
 class Label(str):

@@ -8,6 +8,7 @@ ran it, for code starting `#counting`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 COUNTING = r"""
 import asyncio
+import os
 from sandbox import _worker
 
 class Counting(_worker.Worker):
@@ -37,6 +39,8 @@ class Counting(_worker.Worker):
         if what == "timer":  # what a run can leave behind: a callback due after the run's end
             asyncio.get_running_loop().call_later(0.01, Counting.fired.append, True)
             value = "left"
+        elif what == "pid":
+            value = os.getpid()
         elif what == "tasks":
             value = len(set(map(id, Counting.tasks)))
         else:
@@ -49,9 +53,9 @@ _worker.main(Counting)
 
 
 @contextlib.asynccontextmanager
-async def counting(limits: Limits | None = None) -> AsyncIterator[Sandbox]:
-    """A one-worker process sandbox whose worker runs `COUNTING`."""
-    sandbox = Sandbox(isolation="process", workers=1, limits=limits or Limits(timeout=5.0))
+async def counting(limits: Limits | None = None, *, workers: int = 1) -> AsyncIterator[Sandbox]:
+    """A process sandbox (one worker unless told) whose workers run `COUNTING`."""
+    sandbox = Sandbox(isolation="process", workers=workers, limits=limits or Limits(timeout=5.0))
     assert sandbox._pool is not None
     sandbox._pool.entry = ("-c", COUNTING)
     async with sandbox:
@@ -69,6 +73,16 @@ async def test_runs_one_after_another_are_taken_by_one_task_of_the_worker() -> N
         values += [(await sb.run(f"return {i}")).value for i in range(5, 10)]
         assert values == [0, 2, 4, 6, 8, 5, 6, 7, 8, 9]
         assert (await sb.run("#counting tasks")).value == 1
+
+
+async def test_runs_one_after_another_get_the_worker_given_back_last_and_runs_at_once_get_both() -> None:
+    """Of two warm workers, five runs in a row all get the same one (its caches are warm); two runs at once get two."""
+    async with counting(workers=2) as sb:
+        pids = [(await sb.run("#counting pid")).value for _ in range(5)]
+        assert len(set(pids)) == 1
+        both = await asyncio.gather(sb.run("#counting pid"), sb.run("#counting pid"))
+        assert len({result.value for result in both}) == 2
+        assert pids[0] in {result.value for result in both}
 
 
 async def test_a_timer_a_run_left_still_fires_between_runs_and_the_next_run_comes_through_the_loop() -> None:
