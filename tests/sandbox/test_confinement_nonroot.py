@@ -9,6 +9,7 @@ ordinary user, and a root worker starts where `ldconfig` answers nothing, as a n
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -46,17 +47,20 @@ if (libc.unshare(0x00020000) != 0 or libc.mount(b"none", b"/", None, 0x4000 | 0x
 NO_LDCONFIG = ("-c", HIDE_LDCONFIG + "from sandbox._worker import main\nmain()\n")
 """The pool's worker, started where `ldconfig` answers nothing."""
 
-LOOKUP_UNDER_LIMITS = """
-import ctypes.util, resource
-resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+NO_FILE = "import resource\nresource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
+"""No file may be written from here on, as in a worker once it lowered its limits (root included)."""
+
+LOOKUP = """
+import ctypes.util
 try:
     ctypes.util.find_library("c")
 except OSError as error:
     print(type(error).__name__)
 """
-"""Whether finding libc with `ldconfig` hidden fails once no file may be written (the worker's limits)."""
+"""Finding libc as both libraries do; prints the error's type if it fails."""
 
 
+@functools.cache
 def _lookup_needs_a_file() -> str | None:
     """Why the `NO_LDCONFIG` test cannot show anything here, or None when it can."""
     if not sys.platform.startswith("linux") or os.geteuid() != 0:
@@ -65,7 +69,7 @@ def _lookup_needs_a_file() -> str | None:
     if not os.path.exists("/sbin/ldconfig") or compiler is None:
         return "finding libc here needs no temporary file (no `ldconfig` or no C compiler)"
     done = subprocess.run(
-        [sys.executable, "-c", HIDE_LDCONFIG + LOOKUP_UNDER_LIMITS], capture_output=True, text=True, check=False
+        [sys.executable, "-c", HIDE_LDCONFIG + NO_FILE + LOOKUP], capture_output=True, text=True, check=False
     )
     if done.returncode == 5:
         return "this machine refuses a mount namespace even to root (a container without CAP_SYS_ADMIN?)"
@@ -89,7 +93,7 @@ def test_a_kernel_that_could_not_be_asked_is_reported_as_such_not_as_lacking_the
     reason = _lookup_needs_a_file()
     if reason is not None:
         pytest.skip(reason)
-    late = LOOKUP_UNDER_LIMITS.split("try:")[0] + (
+    late = NO_FILE + (
         "import json\nfrom sandbox._confine_apply import probe_kernel\n"
         "kernel = probe_kernel()\nprint(json.dumps([kernel.landlock, kernel.missing]))\n"
     )
