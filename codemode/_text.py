@@ -6,6 +6,9 @@ possibly done, so a model never retries an action (an email, a payment) that alr
 the first and last few calls, every failed one, and exact counts of the ok ones between. A run that ended well
 with calls still in flight (an `asyncio.wait_for` that gave up on a call, a task the code never awaited) names
 those calls too: they went on, and may have taken effect.
+
+`readable` is the one rule for any text the model reads: a lone surrogate (what `print(chr(0xDCFF))` prints, text
+decoded with `surrogateescape`) becomes U+FFFD, since no provider or MCP client can send it as UTF-8.
 """
 
 from __future__ import annotations
@@ -52,6 +55,17 @@ def render_text(run: RunResult, calls: Sequence[ToolCall] = (), *, max_value: in
         parts.append(render_in_flight(calls))
     text = "\n".join(parts) if parts else "(no output: `print` what you need to see, or `return` a value)"
     return text, cut
+
+
+def readable(text: str) -> str:
+    """`text` as UTF-8 can carry it: each lone surrogate replaced by U+FFFD (a split pair joined into its character)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def render_calls(calls: Sequence[ToolCall]) -> str:
