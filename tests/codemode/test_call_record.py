@@ -237,19 +237,27 @@ async def test_a_run_that_ends_well_names_a_sync_call_its_wait_for_gave_up_on_an
 ) -> None:
     """`asyncio.wait_for` gives up on a sync tool whose thread runs on: the model reads that it may have happened."""
     catalog = Catalog()
-    release, charged = threading.Event(), threading.Event()
+    started, release, charged = threading.Event(), threading.Event(), threading.Event()
 
     @catalog.tool
     def charge_card(amount: int) -> str:
         """Charge the customer's card (slow)."""
+        started.set()
         release.wait(10)
         charged.set()
         return "charged"
 
+    @catalog.tool
+    async def charge_started() -> bool:
+        """Wait until the charge has begun on the host."""
+        return await anyio.to_thread.run_sync(started.wait, 10)
+
     code = (
         "import asyncio\n"
+        "charge = asyncio.create_task(tools.charge_card(amount=100))\n"
+        "await tools.charge_started()\n"
         "try:\n"
-        "    await asyncio.wait_for(tools.charge_card(amount=100), timeout=0.05)\n"
+        "    await asyncio.wait_for(charge, timeout=0.05)\n"
         "except asyncio.TimeoutError:\n"
         '    print("timed out, so not charged")\n'
     )
@@ -265,7 +273,7 @@ The run ended with 1 tool call still in flight (given up on, never awaited, or c
   in flight, may have happened: charge_card(amount=100)
 Check whether the calls in flight took effect before you repeat them.\
 """)
-    assert [(call.name, call.in_flight) for call in result.calls] == [("charge_card", True)]
+    assert [(call.name, call.in_flight) for call in result.calls] == [("charge_started", False), ("charge_card", True)]
     assert await anyio.to_thread.run_sync(charged.wait, 10)  # the thread went on and charged the card
 
 
