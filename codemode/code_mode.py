@@ -206,8 +206,8 @@ class CodeMode:
             state: The conversation's state; updated in place.
             on_event: Called as each tool call starts and ends (`codemode.events`), to show a long run live.
         """
+        state.approval = None
         async with self._turn(state):
-            state.approval = None
             repeatable = self._repeatable()
             plan = _Plan(
                 ledger=Ledger(self.policy),
@@ -233,9 +233,9 @@ class CodeMode:
         Raises:
             ApprovalError: `state` has no pending approval, or its record was changed or signed with another key.
         """
+        record = self._record(state)  # the record as the caller set it: another resume may set the next one
+        state.approval = None
         async with self._turn(state):
-            record = self._record(state)
-            state.approval = None
             plan = _Plan(
                 ledger=Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason)),
                 seed=record.seed,

@@ -182,7 +182,10 @@ async def _finish(target: HostFunction, call: Call, started: Awaitable[object] |
     except SystemExit as error:
         raise _exited(error) from None
     except asyncio.CancelledError as error:
-        task = asyncio.current_task()
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # not asyncio (trio): its cancellation is its own class, never this one
+            task = None
         if task is not None and task.cancelling():
             raise  # the run (or the code's own `wait_for`) is cancelling this call: let it through
         # the function's own (it awaited a future something else cancelled): that call's failure, not a hang
