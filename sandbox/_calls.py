@@ -63,13 +63,15 @@ class CallState:
             self.guards.stop("call_limit", calls_message(self.max_calls))
         self.count += 1
         try:
-            args, kwargs = to_json(list(pending._args), path="args"), to_json(pending._kwargs, path="kwargs")
+            args = to_json(list(pending._args), path="args")
+            kwargs = to_json(pending._kwargs, path="kwargs") if pending._kwargs else {}  # `**` made it: a dict of str
         except NotJsonError as error:
             raise TypeError(f"`{pending._call.label}(...)` takes JSON data: {error}") from None
         assert isinstance(args, list)  # a copy keeps its container's type
         assert isinstance(kwargs, dict)
         call = Call(pending._call.function, pending._call.attribute, args, kwargs)
-        await self._slots.take()
+        if not self._slots.take_now():  # most calls find a free slot: no coroutine for it
+            await self._slots.take()
         try:
             if stepping() is not None:  # host code runs in the run's own task, never in its first step's caller's
                 await own_task()
@@ -112,6 +114,13 @@ class PendingCall:
 
     def __await__(self) -> Generator[Any, None, JsonValue]:
         return self._calls.call(self).__await__()
+
+    def handed_to_task(self) -> None:
+        """The call went to a task (`create_task`, `gather`, a `TaskGroup`): not a call left unawaited.
+
+        The task awaits it, or is cancelled before it starts, as a coroutine's would be.
+        """
+        self._calls.unawaited.pop(id(self), None)
 
     def fix_it(self) -> NotAwaitedError:
         """The error for using this call's result without awaiting it."""

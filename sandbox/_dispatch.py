@@ -115,7 +115,8 @@ class Dispatcher:
     async def _limited(self, target: HostFunction, call: Call, started: Awaitable[object] | None) -> Reply:
         if self._slots is None:
             return self._checked(await _finish(target, call, started), call)
-        await self._slots.take()
+        if not self._slots.take_now():
+            await self._slots.take()
         try:
             result = await _finish(target, call, started)
         finally:

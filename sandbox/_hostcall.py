@@ -8,29 +8,43 @@ so that the host side (`_dispatch`, `_process`) never imports a module that only
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Final
 
 from sandbox._jsonvalue import JsonValue
 
 
-@dataclass(frozen=True, slots=True)
 class Call:
-    """A call the code made: `function(...)`, or `function.attribute(...)` on a namespace."""
+    """A call the code made: `function(...)`, or `function.attribute(...)` on a namespace; never changed once made.
 
-    function: str
-    """The name the host function was given in `functions=`."""
-    attribute: str | None = None
-    """The name looked up in a namespace, or None for a plain function."""
-    args: list[JsonValue] = field(default_factory=list)
-    """Positional arguments, as JSON data."""
-    kwargs: dict[str, JsonValue] = field(default_factory=dict)
-    """Keyword arguments, as JSON data."""
+    A plain class rather than a frozen dataclass: one is made on each side of every call, and a frozen dataclass
+    sets each field through `object.__setattr__` (2.5 µs against 0.5).
+    """
+
+    __slots__ = ("args", "attribute", "function", "kwargs")
+
+    def __init__(
+        self,
+        function: str,
+        attribute: str | None = None,
+        args: list[JsonValue] | None = None,
+        kwargs: dict[str, JsonValue] | None = None,
+    ) -> None:
+        self.function = function
+        """The name the host function was given in `functions=`."""
+        self.attribute = attribute
+        """The name looked up in a namespace, or None for a plain function."""
+        self.args: list[JsonValue] = [] if args is None else args
+        """Positional arguments, as JSON data."""
+        self.kwargs: dict[str, JsonValue] = {} if kwargs is None else kwargs
+        """Keyword arguments, as JSON data."""
 
     @property
     def label(self) -> str:
         """What the code wrote before the parentheses, for messages: `tools.search`."""
         return self.function if self.attribute is None else f"{self.function}.{self.attribute}"
+
+    def __repr__(self) -> str:
+        return f"Call({self.label!r}, args={self.args!r}, kwargs={self.kwargs!r})"
 
 
 class HostFailure(Exception):  # carries a host error across, not raised to the model as is
