@@ -6,8 +6,9 @@ The rules are the sandbox's (`sandbox/_jsonvalue.py`), so a value reads the same
 `to_jsonable_python`: `"PT3H"`, `"2024-01-02T03:04:05Z"`), which is also what the stubs, made from pydantic's
 schemas, promise. A pydantic model is dumped in Python mode (by its aliases, as its schema names the keys) and walked
 here like any other value, so its sets are sorted too; a value only pydantic knows (a URL, a secret, an IP address)
-is written by pydantic, inside a model only. Bytes, which a host cannot always make text, are their UTF-8 text
-where they decode (the sandbox's rule) and base64 where they do not, everywhere (`bytes_text`).
+is written by pydantic, inside a model only. A NaN or an infinity (a statistic of an empty column) is `null`, as
+JavaScript and pandas write it, rather than the whole result refused. Bytes, which a host cannot always make text,
+are their UTF-8 text where they decode (the sandbox's rule) and base64 where they do not, everywhere (`bytes_text`).
 A model whose config chooses its own JSON (`ser_json_timedelta="float"`), as its schema then says, is dumped in JSON
 mode instead; `when_used="json"` serializers of the other models are not run (their schemas rarely differ).
 Anything else (a file, a generator, an arbitrary object) is refused rather than guessed at: iterating or
@@ -223,10 +224,9 @@ def _whole(number: int) -> int:
     return number
 
 
-def _finite(number: float) -> float:
-    if not math.isfinite(number):
-        raise NotJsonResultError(f"{number!r} is not a JSON number")
-    return number
+def _finite(number: float) -> float | None:
+    """NaN and infinities as `null`, as JavaScript and pandas write them: only the host could fix them, not the code."""
+    return number if math.isfinite(number) else None
 
 
 @functools.cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
+from codemode._definitions import numbered_aliases
 from codemode.errors import CatalogError
 
 if TYPE_CHECKING:
@@ -29,8 +30,9 @@ def register_fitting(
     """Add `tools` to `catalog`, in one change when all fit; else each that fits, telling `misfit` of the others.
 
     Returns:
-        The tools registered, in order.
+        The tools registered, in order (aliases numbered where the source's own names clash: `numbered_aliases`).
     """
+    tools = numbered_aliases(list(tools), catalog.__contains__)
     try:
         catalog.extend(tools)
     except CatalogError:

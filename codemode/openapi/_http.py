@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 _RETRIED: Final = frozenset({429, 503})
 _DELIMITERS: Final = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}
 _MESSAGE_KEYS: Final = ("message", "error_description", "error", "detail", "title", "errors", "msg", "description")
+_LOCATIONS: Final = ("body", "query", "path", "header", "cookie")
+"""Where FastAPI's `loc` starts: the part of the request, which the model does not pass as such."""
 _MAX_ERROR_CHARS: Final = 500
 _DOT_SEGMENTS: Final = frozenset({"", ".", ".."})
 _TEXTUAL: Final = ("text/", "application/xml", "application/javascript", "application/yaml", "application/x-yaml")
@@ -312,10 +314,21 @@ def _api_message(data: JsonValue) -> str:
         return "; ".join(filter(None, (_api_message(item) for item in data[:5])))
     if not isinstance(data, dict):
         return ""
+    where = _location(data.get("loc"))
+    if where and isinstance(data.get("msg"), str):
+        return f"{where}: {data['msg']}"
     for key in _MESSAGE_KEYS:
         if key in data and (found := _api_message(data[key])):
             return found
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _location(loc: JsonValue) -> str:
+    """A FastAPI/pydantic error's `loc` (`["body", "items", 0, "qty"]`) as the field's path: `items.0.qty`."""
+    if not isinstance(loc, list) or not all(isinstance(part, (str, int)) for part in loc):
+        return ""
+    parts = loc[1:] if len(loc) > 1 and loc[0] in _LOCATIONS else loc
+    return ".".join(str(part) for part in parts)
 
 
 @functools.cache

@@ -446,3 +446,37 @@ async def photo() -> Photo:
     ...
 '''),
     ]
+
+
+@dataclasses.dataclass
+class Stats:
+    """Statistics of a column, as `statistics` or pandas give them for an empty one."""
+
+    mean: float
+    spread: list[float]
+
+
+@ISOLATIONS
+async def test_nan_and_infinities_in_a_result_are_null_and_the_rest_of_the_result_arrives(
+    isolation: str, sandboxes: dict[str, Sandbox]
+) -> None:
+    """One NaN no longer loses the whole result: NaN, inf and -inf become `None` wherever they are."""
+    catalog = Catalog()
+
+    @catalog.tool
+    def column_stats(table: str) -> dict[str, Any]:
+        """Statistics of each column of a table."""
+        nan, inf = float("nan"), float("inf")
+        return {"rows": 3, "price": {"mean": 12.5}, "discount": Stats(mean=nan, spread=[inf, -inf, 1.5]), "top": nan}
+
+    async with CodeMode(catalog, sandbox=sandboxes[isolation]) as cm:
+        result = await cm.execute('return await tools.column_stats(table="orders")', cm.new_state())
+
+    assert result.ok, result.text
+    assert result.run.value == {
+        "rows": 3,
+        "price": {"mean": 12.5},
+        "discount": {"mean": None, "spread": [None, None, 1.5]},
+        "top": None,
+    }
+    assert result.calls[0].result == result.run.value

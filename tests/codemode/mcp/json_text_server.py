@@ -2,7 +2,8 @@
 
 Built on the `mcp` SDK's low-level `Server` (no `outputSchema`, as the GitHub MCP server lists its tools):
 `get_user` answers with a JSON object's text, `list_ids` with a JSON array's, `greet` with plain text, `count`
-with a number's text and `broken` with text that starts like JSON but is not.
+with a number's text and `broken` with text that starts like JSON but is not; `car.rental`, `car_rental` and
+`list-files` answer with their own names.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ _ANSWERS = {
     "greet": "hello there",
     "count": "42",
     "broken": "{not json",
+    "car.rental": "car.rental",  # names that differ only in punctuation, as BFCL's and some servers' do
+    "car_rental": "car_rental",
+    "list-files": "list-files",
 }
 TOOLS = [
     types.Tool(name=name, description=f"The {name} tool.", input_schema={"type": "object", "properties": {}})

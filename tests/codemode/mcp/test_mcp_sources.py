@@ -124,6 +124,22 @@ async def get_user() -> Any:
     ]
 
 
+async def test_a_servers_names_that_differ_only_in_punctuation_all_load_with_numbered_aliases() -> None:
+    """`car_rental` keeps its name, `car.rental` is `tools.car_rental_2`; both answer, by alias and by name."""
+    servers = [StdioServer(command=(sys.executable, str(JSON_TEXT_SERVER)), name="json")]
+    async with McpSources(Catalog(), servers, timeout=20) as sources:
+        aliases = {tool.name: tool.alias for tool in sources.catalog if "rental" in tool.name or "files" in tool.name}
+        ok, text, value = await run(
+            sources.catalog,
+            "return [await tools.car_rental(), await tools.car_rental_2(), await tools['car.rental'](),\n"
+            "        await tools.list_files()]",
+        )
+    assert sources.failures == {}
+    assert aliases == {"car.rental": "car_rental_2", "car_rental": "car_rental", "list-files": "list_files"}
+    assert ok, text
+    assert value == ["car_rental", "car.rental", "car.rental", "list-files"]
+
+
 async def test_an_error_result_is_a_tool_error_with_the_servers_message(reference: McpSources) -> None:
     """`isError` from the server reaches the model's code as `ToolError` with the server's own words."""
     ok, text, _ = await run(

@@ -199,3 +199,31 @@ async def test_an_api_key_in_the_query_is_sent_by_the_host_and_redacted_from_the
     assert result.run.value == {"id": 2, "name": "Tom", "tag": "cat"}
     assert SECRET not in caplog.text
     assert '/pets/2?key=[redacted] "HTTP/1.0 200 OK"' in caplog.text
+
+
+ORDERS: JsonObject = {
+    "openapi": "3.1.0",
+    "info": {"title": "Shop", "version": "1"},
+    "paths": {
+        "/invalid": {
+            "post": {
+                "operationId": "create_order",
+                "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+async def test_a_fastapi_422_names_each_field_it_refused() -> None:
+    """A FastAPI/pydantic `detail` list keeps each error's `loc`, so the model learns which field was wrong."""
+    code = "try:\n    await tools.create_order(body={'sku': 'A'})\nexcept ToolError as error:\n    return str(error)"
+    catalog = Catalog()
+    with Echo() as echo:
+        async with OpenApiSources(catalog, [OpenApi(spec=ORDERS, base_url=echo.url)]), CodeMode(catalog) as cm:
+            result = await cm.execute(code, cm.new_state())
+    assert result.run.value == snapshot(
+        "`POST /invalid` failed with HTTP 422 Unprocessable Entity: shipping_address: Field required; "
+        "items.0.qty: Input should be a valid integer; currency: Field required"
+    )
