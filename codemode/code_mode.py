@@ -11,8 +11,11 @@ import dataclasses
 import json
 import secrets
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self
+
+import anyio
 
 from codemode._ledger import Ledger
 from codemode._observe import EventListener, Observer
@@ -81,9 +84,12 @@ class CodeMode:
             (filled with the catalog and kept in step with it until `aclose`; see `codemode.search.ToolIndex`),
             or a custom ranker (sync or async; see `codemode.search.Ranker`).
         sandbox: A sandbox to run code in, with its own limits and isolation; by default one is made (and owned)
-            with `limits` and `isolation`.
+            with `limits`, `isolation` and `workers`.
         limits: Per-run limits for the default sandbox (not with `sandbox=`).
         isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only); not
+            with `sandbox=`.
+        workers: Runs at once, in process isolation (default 2): each run holds a worker process for as long as
+            it lasts, waiting on its tools included, so a run that finds every worker busy waits for one; not
             with `sandbox=`.
 
         hide_errors: Show the model only the exception type of a failing tool, not its message.
@@ -122,6 +128,7 @@ class CodeMode:
         sandbox: Sandbox | None = None,
         limits: Limits | None = None,
         isolation: Literal["process", "inline"] | None = None,
+        workers: int | None = None,
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
         policy: Policy | None = None,
@@ -130,12 +137,14 @@ class CodeMode:
         log: RunLog | str | os.PathLike[str] | None = None,
     ) -> None:
         settings = [
-            f"{name}=..." for name, value in (("limits", limits), ("isolation", isolation)) if value is not None
+            f"{name}=..."
+            for name, value in (("limits", limits), ("isolation", isolation), ("workers", workers))
+            if value is not None
         ]
         if sandbox is not None and settings:
             raise ValueError(
-                f"CodeMode(sandbox=..., {', '.join(settings)}): a given sandbox runs with its own limits and "
-                "isolation; pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
+                f"CodeMode(sandbox=..., {', '.join(settings)}): a given sandbox runs with its own limits, "
+                "isolation and workers; pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
             )
         self.catalog = catalog
         self.policy = policy or Policy()
@@ -145,11 +154,13 @@ class CodeMode:
         self._tracing = _tracing(tracing)
         self._log = log if isinstance(log, RunLog) or log is None else RunLog(log)
         self._owns_sandbox = sandbox is None
-        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
+        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process", workers=workers or 2)
         self.limits = self.sandbox.limits
         self._hide_errors = hide_errors
         self._max_tool_result = max_tool_result
         self._cache = StubCache()
+        self._turns: dict[int, anyio.Lock] = {}
+        """Each state's lock (by `id`, while the state lives): its runs go one at a time."""
         self._search = CatalogSearch(catalog, search)
         self._loaded = tuple(tool.name for tool in catalog if not tool.deferred)
         self.tool: CodeTool = build_code_tool(
@@ -187,22 +198,25 @@ class CodeMode:
     async def execute(self, code: str, state: DiscoveryState, *, on_event: EventSink | None = None) -> ExecuteResult:
         """Run the model's code; `state` records what gets announced, the variables kept, and a pending approval.
 
-        A pending approval already in `state` is dropped: new code means the model moved on.
+        A pending approval already in `state` is dropped: new code means the model moved on. Runs of one state go
+        one at a time, in the order they came (a model's parallel `code` calls, run at once by a framework), so
+        each sees what the one before left: its variables and its announcements.
 
         Args:
             code: The model's Python source.
             state: The conversation's state; updated in place.
             on_event: Called as each tool call starts and ends (`codemode.events`), to show a long run live.
         """
-        state.approval = None
-        repeatable = self._repeatable()
-        plan = _Plan(
-            ledger=Ledger(self.policy),
-            seed=secrets.randbits(63) if repeatable else None,
-            clock=time.time() if repeatable else None,
-            variables=self._variables(state),
-        )
-        return await self._observed(code, state, on_event, plan)
+        async with self._turn(state):
+            state.approval = None
+            repeatable = self._repeatable()
+            plan = _Plan(
+                ledger=Ledger(self.policy),
+                seed=secrets.randbits(63) if repeatable else None,
+                clock=time.time() if repeatable else None,
+                variables=self._variables(state),
+            )
+            return await self._observed(code, state, on_event, plan)
 
     async def resume(
         self,
@@ -220,15 +234,24 @@ class CodeMode:
         Raises:
             ApprovalError: `state` has no pending approval, or its record was changed or signed with another key.
         """
-        record = self._record(state)
-        state.approval = None
-        plan = _Plan(
-            ledger=Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason)),
-            seed=record.seed,
-            clock=record.clock,
-            variables=record.variables,
-        )
-        return await self._observed(record.code, state, on_event, plan)
+        async with self._turn(state):
+            record = self._record(state)
+            state.approval = None
+            plan = _Plan(
+                ledger=Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason)),
+                seed=record.seed,
+                clock=record.clock,
+                variables=record.variables,
+            )
+            return await self._observed(record.code, state, on_event, plan)
+
+    def _turn(self, state: DiscoveryState) -> anyio.Lock:
+        """The lock one state's runs take in turn (dropped with the state)."""
+        turn = self._turns.get(id(state))
+        if turn is None:
+            turn = self._turns[id(state)] = anyio.Lock()
+            weakref.finalize(state, self._turns.pop, id(state), None)
+        return turn
 
     def pending(self, state: DiscoveryState) -> PendingApproval | None:
         """The call `state` is waiting on a decision for, or None.

@@ -60,9 +60,10 @@ class Tracing:
     tracer_provider: trace.TracerProvider | None = None
     """Where spans go; None uses the global provider (`trace.set_tracer_provider`, or Logfire's)."""
     record_arguments: bool = False
-    """Record each tool call's arguments (as JSON) on its span."""
+    """Record each tool call's arguments (as JSON) on its span, and a failed call's error message as its status
+    (error messages quote arguments often); without it the status says only the error's type."""
     record_code: bool = True
-    """Record the model's code on the `execute` span."""
+    """Record the model's code on the `execute` span (the code spells out any literal arguments it passes)."""
 
     @functools.cached_property
     def tracer(self) -> trace.Tracer:
@@ -127,7 +128,8 @@ class RunTrace:
         if not call.ok:
             kind = "InFlight" if call.in_flight else _error_type(call.error)
             span.set_attribute("error.type", kind)
-            span.set_status(trace.StatusCode.ERROR, (call.error or "in flight when the run stopped")[:200])
+            described = (call.error or "in flight when the run stopped") if self.tracing.record_arguments else kind
+            span.set_status(trace.StatusCode.ERROR, described[:200])
         span.end()
 
     def call_held(self, event: CallHeld) -> None:

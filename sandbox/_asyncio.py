@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
 from sandbox._awaiting import Lazy
+from sandbox._calls import PendingCall
 from sandbox._mainstep import MainStep, own_task, stepping
-from sandbox._signals import exit_signal
+from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun, exit_signal
 
 if TYPE_CHECKING:
     import contextvars
@@ -61,6 +62,86 @@ class TaskHandle:
     def __repr__(self) -> str:
         state = "done" if self._task.done() else "pending"
         return f"<Task {state}>"
+
+
+class TaskGroup:
+    """`asyncio.TaskGroup` for the model's code: its tasks are awaited when its block ends.
+
+    Once one fails, the others are cancelled and the failures raised together (`ExceptionGroup`), as asyncio's.
+    Two differences: a failure while the block itself still runs cancels the other tasks when the block ends, not
+    the block; and the sandbox's own stop (a limit) or refusal (`ForbiddenError`) ends the block as it is.
+    """
+
+    __slots__ = ("_facade", "_state", "_tasks")
+
+    def __init__(self, facade: AsyncioFacade) -> None:
+        if type(facade) is not AsyncioFacade:  # `type(tg)(...)` in the code
+            raise TypeError("a TaskGroup is made with `asyncio.TaskGroup()`")
+        self._facade = facade
+        self._tasks: list[asyncio.Future[Any]] = []
+        self._state = "new"
+        """`new`, `open` (inside its block), `exiting` (waiting for its tasks) or `done`."""
+
+    def __aenter__(self) -> Lazy:
+        if self._state != "new":
+            raise RuntimeError(f"TaskGroup {self!r} has already been entered")
+        self._state = "open"
+        return Lazy(lambda: _value(self))
+
+    def create_task(self, coro: Awaitable[Any], *, name: str | None = None, context: Any = None) -> TaskHandle:
+        """Start running `coro` as a task of this group."""
+        if self._state == "new":
+            raise RuntimeError(f"TaskGroup {self!r} has not been entered")
+        if self._state == "done":
+            raise RuntimeError(f"TaskGroup {self!r} is finished")
+        task = self._facade._task(coro)
+        self._tasks.append(task)
+        return TaskHandle(task)
+
+    def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: object) -> Lazy:
+        return Lazy(lambda: self._exit(error))
+
+    async def _exit(self, error: BaseException | None) -> None:
+        await own_task()
+        self._state = "exiting"
+        failures = [] if error is None or isinstance(error, asyncio.CancelledError) else [error]
+        try:
+            while pending := [task for task in self._tasks if not task.done()]:
+                if failures:
+                    for task in pending:
+                        task.cancel()
+                await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+                failures += _failures(self._tasks, failures)
+        except asyncio.CancelledError:  # the run is being stopped: so are the group's tasks
+            for task in self._tasks:
+                task.cancel()
+            raise
+        finally:
+            self._state = "done"
+        failures += _failures(self._tasks, failures)
+        for failure in failures:  # the sandbox's own stop or refusal goes on as it is, never inside a group
+            if isinstance(failure, (StopRun, ForbiddenError, ForbiddenImportError)):
+                raise failure
+        if failures:  # the block's own error among them, as asyncio's
+            raise BaseExceptionGroup("unhandled errors in a TaskGroup", failures) from None
+
+    def __repr__(self) -> str:
+        return f"<TaskGroup tasks={len(self._tasks)} {'entered' if self._state == 'open' else self._state}>"
+
+
+async def _value(value: Any) -> Any:
+    return value
+
+
+def _failures(tasks: list[asyncio.Future[Any]], known: list[BaseException]) -> list[BaseException]:
+    """The exceptions of `tasks` that failed (not cancelled), other than those in `known`."""
+    found = []
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            error = task.exception()
+            if error is not None and not any(error is seen for seen in known):
+                found.append(error)
+    return found
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -124,6 +205,8 @@ class AsyncioFacade:
             return awaitable._task
         if not hasattr(type(awaitable), "__await__"):
             raise TypeError(f"expected an awaitable (a coroutine or a tool call), got {type(awaitable).__name__!r}")
+        if type(awaitable) is PendingCall:
+            awaitable.handed_to_task()
         step = stepping()
         if step is not None and step is self._step:
             step.made()  # before the code's first task, so it runs first
@@ -214,6 +297,10 @@ class AsyncioFacade:
             closing = asyncio.get_running_loop().create_task(_close_all(generators), context=context)
             await _reap({closing}, cancel=False)
 
+    def task_group(self) -> TaskGroup:
+        """A group of tasks awaited together (`async with asyncio.TaskGroup() as tg: tg.create_task(...)`)."""
+        return TaskGroup(self)
+
     def members(self) -> dict[str, Any]:
         """The names the model's `import asyncio` offers."""
         return {
@@ -225,6 +312,7 @@ class AsyncioFacade:
             "create_task": self.create_task,
             "ensure_future": self.ensure_future,
             "run": self.run,
+            "TaskGroup": self.task_group,
             **PRIMITIVES,
             "QueueEmpty": asyncio.QueueEmpty,
             "QueueFull": asyncio.QueueFull,

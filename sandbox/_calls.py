@@ -115,6 +115,13 @@ class PendingCall:
     def __await__(self) -> Generator[Any, None, JsonValue]:
         return self._calls.call(self).__await__()
 
+    def handed_to_task(self) -> None:
+        """The call went to a task (`create_task`, `gather`, a `TaskGroup`): not a call left unawaited.
+
+        The task awaits it, or is cancelled before it starts, as a coroutine's would be.
+        """
+        self._calls.unawaited.pop(id(self), None)
+
     def fix_it(self) -> NotAwaitedError:
         """The error for using this call's result without awaiting it."""
         label = self._call.label

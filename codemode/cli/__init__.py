@@ -6,6 +6,8 @@ import argparse
 import gc
 import importlib
 import logging
+import os
+import select
 import sys
 from typing import TYPE_CHECKING
 
@@ -64,12 +66,38 @@ ONE_SHOT_COMMANDS = frozenset({"search", "check"})
 
 
 def console() -> int:
-    """The `codemode` program: `main` on `sys.argv`."""
+    """The `codemode` program: `main` on `sys.argv`; it ends quietly when what reads its output stops (`| head`)."""
     argv = sys.argv[1:]
     if argv[:1] and argv[0] in ONE_SHOT_COMMANDS:
         # after reading 10,000 tools, collections walking them cost a third of the start; nothing here outlives the exit
         gc.disable()
-    return main(argv)
+    try:
+        status = main(argv)
+        sys.stdout.flush()
+    except BaseException as error:
+        if not (_broken_pipe(error) and _stdout_closed()):
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit writes nowhere
+        return 1
+    return status
+
+
+def _broken_pipe(error: BaseException) -> bool:
+    """Whether `error` is a `BrokenPipeError`, or a group (from a task group) of nothing else."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_broken_pipe(inner) for inner in error.exceptions)
+    return isinstance(error, BrokenPipeError)
+
+
+def _stdout_closed() -> bool:
+    """Whether the reader of stdout has gone: a pipe whose other end is closed (not an MCP server's, say)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 if __name__ == "__main__":

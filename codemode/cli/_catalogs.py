@@ -8,6 +8,7 @@ command's whole run (`exec`, `chat`), `sources_from_args` gives the owning `Conf
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 from typing import TYPE_CHECKING, Self
@@ -20,7 +21,6 @@ from codemode.errors import CodemodeError
 from codemode.events import CallFinished
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import AsyncIterator
     from types import TracebackType
 
@@ -46,14 +46,32 @@ def add_search_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_isolation_argument(parser: argparse.ArgumentParser) -> None:
-    """Add `--isolation process|inline`."""
+def add_isolation_argument(parser: argparse.ArgumentParser, *, workers: bool = True) -> None:
+    """Add `--isolation process|inline`, and `--workers N` unless told not to."""
     parser.add_argument(
         "--isolation",
         choices=["process", "inline"],
         default="process",
         help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
     )
+    if workers:
+        parser.add_argument(
+            "--workers",
+            type=_workers,
+            default=2,
+            metavar="N",
+            help="runs at once in process isolation (default 2): a run holds its worker while it waits on its tools",
+        )
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
 
 
 def add_log_argument(parser: argparse.ArgumentParser) -> None:

@@ -52,12 +52,13 @@ def run(args: argparse.Namespace) -> int:
         async with opened_catalog(args) as catalog:
             if catalog is None:
                 return 2
-            async with CodeMode(catalog, isolation=args.isolation, search=args.search, log=args.log) as cm:
+            async with CodeMode(
+                catalog, isolation=args.isolation, workers=args.workers, search=args.search, log=args.log
+            ) as cm:
                 result = await cm.execute(code, cm.new_state(), on_event=print_call if args.verbose else None)
         print(result.text)
-        if result.announcement:
-            print()
-            print(result.announcement)
+        if result.announcement:  # what a model would be told of the tools used: not the script's output
+            print(result.announcement, file=sys.stderr)
         return 0 if result.ok else 1
 
     return anyio.run(main)

@@ -128,19 +128,30 @@ def test_demo_with_a_provider_but_no_model_is_refused(capsys: pytest.CaptureFixt
     assert capsys.readouterr().err == snapshot("codemode: --provider needs --model NAME\n")
 
 
+def test_workers_below_one_is_refused_with_what_it_must_be(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--workers 0` is a usage error that says what a worker count must be."""
+    with pytest.raises(SystemExit) as exited:
+        cli(["exec", "--workers", "0", "-c", "return 1"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == snapshot(
+        "codemode exec: error: argument --workers: must be a whole number of at least 1, not '0'"
+    )
+
+
 # --- exec -------------------------------------------------------------------------------------------------------
 
 
 def test_exec_runs_a_script_file_and_announces_what_it_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A script that succeeds exits 0, printing its output, its value and the announcement of the tools it used."""
+    """A script that succeeds exits 0, printing its output and value, and to stderr the announcement of the tools
+    it used (so `codemode exec x.py | jq` or `> out.txt` gets the script's output only)."""
     config = write_config(tmp_path)
     script = tmp_path / "script.py"
     script.write_text('print(await tools.get_weather(city="Paris"))\nreturn 6 * 7\n', encoding="utf-8")
     status = cli(["exec", str(script), "--config", str(config), "--isolation", "inline"])
     out, err = capsys.readouterr()
-    assert (status, err) == (0, "")
-    assert out.startswith("{'city': 'Paris', 'temp_c': 19}\nReturned: 42\n\n<tools-discovered>\n")
-    assert re.findall(r"^# new tool: (\S+)", out, re.MULTILINE) == ["get_weather"]
+    assert (status, out) == (0, "{'city': 'Paris', 'temp_c': 19}\nReturned: 42\n")
+    assert err.startswith("<tools-discovered>\n")
+    assert re.findall(r"^# new tool: (\S+)", err, re.MULTILINE) == ["get_weather"]
 
 
 def test_exec_reads_the_script_from_stdin_and_exits_1_when_it_fails(

@@ -164,3 +164,22 @@ def test_serve_http_prints_its_url(tmp_path: Path) -> None:
             process.stderr.close()
 
     assert f"codemode: serving MCP at http://127.0.0.1:{port}/mcp\n" in lines
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly() -> None:
+    """`codemode demo | head -1`: the first line arrives, then the program exits 1 with no traceback."""
+    program = "import sys; from codemode.cli import console; sys.argv = ['codemode', 'demo']; sys.exit(console())"
+    with subprocess.Popen(
+        [sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        first = process.stdout.readline()
+        process.stdout.close()  # as `head -1` does once it has its line
+        errors = process.stderr.read()
+        status = process.wait(timeout=60)
+    assert (first, status, errors) == (
+        "codemode demo: 302 tools behind one `code` tool (scripted model, offline)\n",
+        1,
+        "",
+    )

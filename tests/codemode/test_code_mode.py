@@ -221,6 +221,7 @@ def test_a_search_that_is_neither_an_index_nor_a_ranker_is_refused() -> None:
         ({"limits": Limits(timeout=1.0)}, "limits=..."),
         ({"isolation": "inline"}, "isolation=..."),
         ({"limits": Limits(timeout=1.0), "isolation": "process"}, "limits=..., isolation=..."),
+        ({"workers": 4}, "workers=..."),
     ],
 )
 def test_limits_or_isolation_beside_a_given_sandbox_are_refused(settings: dict[str, object], named: str) -> None:
@@ -229,10 +230,43 @@ def test_limits_or_isolation_beside_a_given_sandbox_are_refused(settings: dict[s
     with pytest.raises(ValueError) as refused:
         CodeMode(Catalog(), sandbox=sandbox, **settings)  # type: ignore[arg-type]  # the mistake under test
     assert str(refused.value) == (
-        f"CodeMode(sandbox=..., {named}): a given sandbox runs with its own limits and isolation; "
+        f"CodeMode(sandbox=..., {named}): a given sandbox runs with its own limits, isolation and workers; "
         "pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
     )
     assert CodeMode(Catalog(), sandbox=sandbox).limits.timeout == 9.0
+
+
+@pytest.mark.parametrize(("workers", "expected"), [(3, ["met", "met", "met"]), (None, ["alone", "alone", "met"])])
+async def test_workers_is_how_many_runs_wait_on_their_tools_at_once(workers: int | None, expected: list[str]) -> None:
+    """Three conversations whose runs each wait for the other two: with 3 workers all meet; with the default 2, the
+    third run waits for a worker while the first two wait for it, and they give up."""
+    arrived = 0
+    everyone = anyio.Event()
+    catalog = Catalog()
+
+    @catalog.tool
+    async def meet() -> str:
+        """Wait until three callers have arrived (at most 3 s)."""
+        nonlocal arrived
+        arrived += 1
+        if arrived == 3:
+            everyone.set()
+        with anyio.move_on_after(3.0):
+            await everyone.wait()
+            return "met"
+        return "alone"
+
+    async with CodeMode(catalog, workers=workers) as cm:
+        results: list[str] = []
+
+        async def conversation() -> None:
+            result = await cm.execute("return await tools.meet()", cm.new_state())
+            results.append(str(result.run.value))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(conversation)
+    assert sorted(results) == expected
 
 
 def test_search_hybrid_without_the_semantic_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 from inline_snapshot import snapshot
 
 from codemode import Catalog, CodeMode, DiscoveryState
@@ -36,6 +37,26 @@ async def test_a_tool_result_kept_in_a_variable_is_there_in_the_next_run_without
     assert second.text == snapshot("Returned: \"21.5 in ['Paris', 'Rome']\"")
     assert calls == ["Paris"]
     assert state.to_json()["variables"] == {"paris": {"city": "Paris", "celsius": 21.5}, "seen": ["Paris", "Rome"]}
+
+
+async def test_two_runs_of_one_state_at_once_go_in_turn_and_both_keep_their_variables() -> None:
+    """A model's two parallel `code` calls, run at once by a framework: the second runs after the first, sees its
+    variables, and the state keeps both runs' (neither overwrites the other's with what it started from)."""
+    calls: list[str] = []
+    async with CodeMode(weather_catalog(calls), isolation="inline", persist_variables=True) as cm:
+        state = cm.new_state()
+        results = {}
+
+        async def run(name: str, code: str) -> None:
+            results[name] = await cm.execute(code, state)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "first", 'oslo = await tools.get_weather(city="Oslo")')
+            group.start_soon(run, "second", 'rome = await tools.get_weather(city="Rome")\nreturn oslo["city"]')
+    assert all(result.ok for result in results.values()), results
+    assert results["second"].run.value == "Oslo"
+    assert calls == ["Oslo", "Rome"]
+    assert sorted(state.variables) == ["oslo", "rome"]
 
 
 async def test_variables_survive_a_process_change_through_the_json_state() -> None:

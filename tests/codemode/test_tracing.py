@@ -93,6 +93,7 @@ async def test_an_execute_span_has_a_child_per_search_and_tool_call_under_the_ca
     }
     charge = spans["execute_tool charge_card"]
     assert charge.status.status_code is StatusCode.ERROR
+    assert charge.status.description == "ValueError"  # its message may quote arguments: only with record_arguments
     assert (charge.attributes or {})["error.type"] == "ValueError"
     assert "gen_ai.tool.call.arguments" not in (charge.attributes or {})
 
@@ -108,6 +109,17 @@ async def test_arguments_are_recorded_only_when_opted_in_and_the_code_can_be_lef
     arguments = (spans["execute_tool get_weather"].attributes or {})["gen_ai.tool.call.arguments"]
     assert json.loads(str(arguments)) == {"city": "Paris"}
     assert "codemode.code" not in (spans["codemode execute"].attributes or {})
+
+
+async def test_a_failed_calls_message_is_its_status_only_when_arguments_are_recorded(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """With `record_arguments=True` the span status is the call's error message, which may quote its arguments."""
+    tracing = Tracing(tracer_provider=provider, record_arguments=True)
+    async with CodeMode(watched_catalog(), isolation="inline", tracing=tracing) as cm:
+        await cm.execute("await tools.charge_card(amount=12.5)", cm.new_state())
+    charge = by_name(exporter.get_finished_spans())["execute_tool charge_card"]
+    assert (charge.status.status_code, charge.status.description) == (StatusCode.ERROR, "ValueError: card declined")
 
 
 async def test_a_failed_run_marks_its_span_and_a_call_in_flight_at_the_timeout_is_ended(

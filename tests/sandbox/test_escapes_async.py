@@ -148,6 +148,28 @@ CASES = [
         control=True,
     ),
     case(
+        "task_group_private_loop",
+        """
+        import asyncio
+        async with asyncio.TaskGroup() as tg:
+            loop = getattr(tg, "_" + "loop")
+        return str(loop) + "PW" + "NED"
+        """,
+        guard("`._loop` is not allowed"),
+        control=True,
+    ),
+    case(
+        "task_group_made_again_by_its_type",
+        """
+        import asyncio
+        class Facade:
+            pass
+        tg = type(asyncio.TaskGroup())(Facade())
+        return "PW" + "NED"
+        """,
+        raised("TypeError", "a TaskGroup is made with `asyncio.TaskGroup()`"),
+    ),
+    case(
         "task_get_stack_frames",
         """
         import asyncio
@@ -396,7 +418,6 @@ CASES = [
         )
         for name in (
             "shield",
-            "TaskGroup",
             "get_event_loop_policy",
             "run_coroutine_threadsafe",
             "start_server",

@@ -149,6 +149,47 @@ CASES = [
         """,
     ),
     case(
+        "asyncio_task_group_results_failures_and_the_blocks_own_error",
+        """
+        import asyncio
+
+        async def work(n, delay=0.0):
+            await asyncio.sleep(delay)
+            if n % 3 == 0 and n:
+                raise ValueError(f"bad {n}")
+            return n * 10
+
+        async with asyncio.TaskGroup() as tg:
+            tasks = [tg.create_task(work(i)) for i in range(3)]
+        print([t.result() for t in tasks], repr(tg)[:10])
+        try:
+            async with asyncio.TaskGroup() as tg:
+                slow = tg.create_task(work(1, delay=5))
+                for i in (3, 6):
+                    tg.create_task(work(i))
+        except ExceptionGroup as eg:
+            print(eg.message, sorted(str(e) for e in eg.exceptions), slow.cancelled())
+        try:
+            async with asyncio.TaskGroup() as tg:
+                pending = tg.create_task(work(1, delay=5))
+                raise KeyError("the block")
+        except ExceptionGroup as eg:
+            print([repr(e) for e in eg.exceptions], pending.cancelled())
+        group = asyncio.TaskGroup()
+        try:
+            group.create_task(None)  # refused before the argument is looked at
+        except RuntimeError as e:
+            print(str(e).split(" has ")[1])
+        try:
+            async with group:
+                async with group:
+                    pass
+        except ExceptionGroup as eg:  # the inner block's error, which the outer group collects
+            print([str(e).split(" has ")[1] for e in eg.exceptions])
+        return len(tasks)
+        """,
+    ),
+    case(
         "asyncio_wait_for_and_its_timeout",
         """
         import asyncio

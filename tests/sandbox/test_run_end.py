@@ -145,3 +145,44 @@ async def test_inline_runs_share_one_deadline_watcher_thread() -> None:
     watchers = [thread for thread in after if thread.name == "sandbox-deadlines"]
     assert len(watchers) == 1
     assert watchers[0].daemon
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_a_task_group_that_fails_names_each_failure_and_a_limit_in_it_is_the_limit(isolation: str) -> None:
+    """The run's message lists a group's exceptions, as a traceback would; a limit reached inside a task group's
+    task ends the run as that limit, never as an `ExceptionGroup`."""
+    failing = dedent(
+        """
+        import asyncio
+        async def bad(i):
+            raise ValueError(f"bad {i}")
+        async with asyncio.TaskGroup() as tg:
+            for i in range(2):
+                tg.create_task(bad(i))
+        """
+    )
+    spinning = dedent(
+        """
+        import asyncio
+        async def spin():
+            while True:
+                pass
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(spin())
+            tg.create_task(asyncio.sleep(5))
+        """
+    )
+    async with Sandbox(isolation=isolation, limits=Limits(timeout=5.0, operations=100_000)) as sb:
+        failed, spun = await sb.run(failing), await sb.run(spinning)
+    assert failed.error is not None
+    listed = "unhandled errors in a TaskGroup (2 sub-exceptions); ValueError: bad 0; ValueError: bad 1"
+    assert (failed.error.kind, failed.error.type_name, failed.error.message) == (
+        "runtime",
+        "ExceptionGroup",
+        f"ExceptionGroup: {listed} (line 4)",
+    )
+    assert spun.error is not None
+    assert (spun.error.kind, spun.error.message) == (
+        "timeout",
+        "the code used its whole operation budget (an endless loop?); do less work per run (line 3)",
+    )

@@ -60,9 +60,9 @@ def test_exec_calls_the_api_with_the_token_from_the_environment(
     script.write_text('pets = await tools.findPets(tags=["cat"])\nreturn [pet["name"] for pet in pets]\n')
     status = cli(["exec", str(script), "--config", str(write_config(tmp_path, store.url)), "--isolation", "inline"])
     out, err = capsys.readouterr()
-    assert (status, err) == (0, "")
-    assert out.startswith('Returned: [\n "Tom"\n]\n\n<tools-discovered>\n')
-    assert TOKEN not in out
+    assert (status, out) == (0, 'Returned: [\n "Tom"\n]\n')
+    assert err.startswith("<tools-discovered>\n")
+    assert TOKEN not in out + err
     assert [(target, headers["authorization"]) for _, target, headers in store.requests] == [
         ("/pets?tags=cat", f"Bearer {TOKEN}")
     ]
