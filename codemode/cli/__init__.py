@@ -9,6 +9,7 @@ import logging
 import os
 import select
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,7 +67,10 @@ ONE_SHOT_COMMANDS = frozenset({"search", "check"})
 
 
 def console() -> int:
-    """The `codemode` program: `main` on `sys.argv`; it ends quietly when what reads its output stops (`| head`)."""
+    """The `codemode` program: `main` on `sys.argv`.
+
+    It ends quietly when what reads its output stops (`| head`), and on Ctrl-C says so in one line (status 130).
+    """
     argv = sys.argv[1:]
     if argv[:1] and argv[0] in ONE_SHOT_COMMANDS:
         # after reading 10,000 tools, collections walking them cost a third of the start; nothing here outlives the exit
@@ -74,6 +78,12 @@ def console() -> int:
     try:
         status = main(argv)
         sys.stdout.flush()
+    except KeyboardInterrupt:  # Ctrl-C: the runs were cancelled and the workers stopped on the way out
+        print("codemode: interrupted", file=sys.stderr, flush=True)
+        if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()[1:]):
+            sys.stdout.flush()
+            os._exit(130)  # a sync tool still running in its thread cannot be stopped: exit without waiting for it
+        return 130
     except BaseException as error:
         if not (_broken_pipe(error) and _stdout_closed()):
             raise

@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -183,3 +185,36 @@ def test_output_piped_into_a_reader_that_stops_early_ends_quietly() -> None:
         1,
         "",
     )
+
+
+STUCK_PY = """
+import pathlib
+import time
+
+from codemode import Catalog
+
+catalog = Catalog()
+
+
+@catalog.tool
+def stuck() -> str:
+    \"\"\"Hang in a sync handler, as a tool waiting on a dead connection does.\"\"\"
+    pathlib.Path(__file__).with_name("started").write_text("yes")
+    time.sleep(60)
+    return "late"
+"""
+
+
+def test_ctrl_c_during_a_run_in_a_sync_tool_exits_at_once_saying_so(tmp_path: Path) -> None:
+    """Ctrl-C while a sync tool hangs: one line on stderr, status 130, no traceback, no wait for the tool."""
+    config = python_config(tmp_path, STUCK_PY)
+    script = tmp_path / "script.py"
+    script.write_text("return await tools.stuck()\n", encoding="utf-8")
+    command = [sys.executable, "-m", "codemode", "exec", str(script), "--config", str(config), "--isolation", "inline"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, errors = process.communicate(timeout=20)  # the tool sleeps 60 s: exiting does not wait for it
+    assert (process.returncode, out, errors) == (130, "", "codemode: interrupted\n")
