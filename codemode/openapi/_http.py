@@ -121,7 +121,7 @@ class HttpApi:
                     raise tool_error(late) from None
                 raise CutOffError(f"{late}; {MAY_HAVE_ACTED}") from None
             except httpx2.HTTPError as error:
-                detail = self.redactor.text(f"{type(error).__name__}: {error}")
+                detail = self.redactor.text(f"{type(error).__name__}: {error} (the URL tried: {url})")
                 raise tool_error(f"cannot reach {self.label!r} for {what}: {detail}") from None
             wait = _retry_after(response, attempt)
             if response.status_code not in _RETRIED or attempt == self.max_retries or wait > self.max_retry_wait:
@@ -196,6 +196,8 @@ class _RequestParts:
         body: JsonValue = None
         for binding in operation.bindings:
             if binding.argument not in arguments:
+                if binding.location == "path":  # left out, so it has a default (`combine`): the URL needs it
+                    segments[binding.name] = quote(_scalar_text(_default(operation, binding.argument), ","), safe="")
                 continue
             value = arguments[binding.argument]
             match binding.location:
@@ -215,6 +217,12 @@ class _RequestParts:
             body = fields  # a required body with no field given is sent empty, `{}`
         path = _filled_path(operation, segments)
         return cls(path=path, query=query, headers=headers, content=_content(operation, body, headers))
+
+
+def _default(operation: Operation, argument: str) -> JsonValue:
+    properties = operation.parameters.get("properties")
+    schema = properties.get(argument) if isinstance(properties, dict) else None
+    return schema.get("default") if isinstance(schema, dict) else None
 
 
 def _filled_path(operation: Operation, values: Mapping[str, str]) -> str:
