@@ -8,6 +8,7 @@ here, once: the sandbox gets its `JsonText` and does not check it again.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import json
@@ -337,9 +338,12 @@ class ToolRuntime:
         except BaseException as error:  # a tool's failure, `SystemExit` too, is the model's to read, not the host's
             if _passes_through(error):
                 raise
-            detail = type(error).__name__ if self.hide_errors else f"{type(error).__name__}: {_message(error)}"
+            message = "" if self.hide_errors else _message(error)
+            detail = f"{type(error).__name__}: {message}" if message else type(error).__name__
             if isinstance(error, SystemExit):
                 detail += " (the tool exited, as a command-line parser does on arguments it rejects)"
+            elif isinstance(error, asyncio.CancelledError):
+                detail += " (raised inside the tool: something it waited on was cancelled)"
             raise tool_error(detail) from None
         return self._json_result(tool, result)
 
@@ -405,11 +409,28 @@ class ToolRuntime:
 
 
 def _passes_through(error: BaseException) -> bool:
-    """Whether `error` is (or holds) the person's Ctrl-C or the run's own cancellation: not the tool's failure."""
-    kinds = (KeyboardInterrupt, GeneratorExit, anyio.get_cancelled_exc_class())
+    """Whether `error` is (or holds) the person's Ctrl-C or the run's own cancellation: not the tool's failure.
+
+    A `CancelledError` is the run's only while this task is being cancelled; otherwise the tool raised its own
+    (it awaited a future something else cancelled, as a client library does when its connection resets).
+    """
+    cancelled = anyio.get_cancelled_exc_class()
+
+    def passes(leaf: BaseException) -> bool:
+        return isinstance(leaf, (KeyboardInterrupt, GeneratorExit)) or (isinstance(leaf, cancelled) and _cancelling())
+
     if isinstance(error, BaseExceptionGroup):
-        return error.subgroup(lambda leaf: isinstance(leaf, kinds)) is not None
-    return isinstance(error, kinds)
+        return error.subgroup(passes) is not None
+    return passes(error)
+
+
+def _cancelling() -> bool:
+    """Whether the running task has a cancellation pending (always so off asyncio, where none can be told apart)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not asyncio: its cancellation exception is its own, never a tool's
+        return True
+    return task is None or task.cancelling() > 0
 
 
 def _message(error: BaseException) -> str:

@@ -8,7 +8,6 @@ the sandbox, the search that follows the catalog, and the order of the steps of 
 from __future__ import annotations
 
 import dataclasses
-import json
 import secrets
 import time
 import weakref
@@ -22,12 +21,12 @@ from codemode._observe import EventListener, Observer
 from codemode._persistence import carry_over
 from codemode._replay import Decision, PendingApproval, Record, pending_from, sign, verify
 from codemode._runtime import CatalogStubs, StubCache, ToolCall, ToolRuntime
-from codemode._text import render_text
+from codemode._text import readable, render_text
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ERROR_NAME, ApprovalError
 from codemode.policy import Policy
-from codemode.runlog import RunLog, log_record
+from codemode.runlog import RunLog, json_line, log_record
 from codemode.search import CatalogSearch
 from sandbox import Limits, RunError, RunResult, Sandbox
 
@@ -71,7 +70,7 @@ class ExecuteResult:
 
     def log_line(self) -> str:
         """This result as one JSON line for a person to read: the code, each call, the outcome, output sizes."""
-        return json.dumps(log_record(self), ensure_ascii=False)
+        return json_line(log_record(self))
 
 
 class CodeMode:
@@ -207,8 +206,8 @@ class CodeMode:
             state: The conversation's state; updated in place.
             on_event: Called as each tool call starts and ends (`codemode.events`), to show a long run live.
         """
+        state.approval = None
         async with self._turn(state):
-            state.approval = None
             repeatable = self._repeatable()
             plan = _Plan(
                 ledger=Ledger(self.policy),
@@ -234,9 +233,9 @@ class CodeMode:
         Raises:
             ApprovalError: `state` has no pending approval, or its record was changed or signed with another key.
         """
+        record = self._record(state)  # the record as the caller set it: another resume may set the next one
+        state.approval = None
         async with self._turn(state):
-            record = self._record(state)
-            state.approval = None
             plan = _Plan(
                 ledger=Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason)),
                 seed=record.seed,
@@ -328,7 +327,7 @@ class CodeMode:
         text, value_truncated = render_text(run, calls)
         return ExecuteResult(
             code=code,
-            text=pending_text(pending) if pending else "\n".join([text + note, *notes]),
+            text=readable(pending_text(pending) if pending else "\n".join([text + note, *notes])),
             announcement=announced.text() if announced else None,
             run=run,
             calls=calls,

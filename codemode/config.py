@@ -52,7 +52,7 @@ from codemode._config_sources import (
     PythonSource,
     Source,
 )
-from codemode._sources import needs_approval
+from codemode._sources import approval_problem, needs_approval, shown_names
 from codemode.catalog import Catalog
 from codemode.errors import CatalogError, ConfigError
 
@@ -123,11 +123,11 @@ def build_catalog(config: Config, *, skip_mcp: bool = False, skip_openapi: bool 
             match source:
                 case PythonSource() | ModuleSource():
                     tools = _load_catalog_from(source, where)
-                    catalog.extend(_approved(tools, source.approval), prefix=source.prefix, aliases=source.aliases)
+                    catalog.extend(_approved(tools, source), prefix=source.prefix, aliases=source.aliases)
                 case JsonlSource() if source.approval:
                     loaded = Catalog()
                     loaded.load_jsonl(source.path)
-                    catalog.extend(_approved(loaded, source.approval), prefix=source.prefix, aliases=source.aliases)
+                    catalog.extend(_approved(loaded, source), prefix=source.prefix, aliases=source.aliases)
                 case JsonlSource():
                     catalog.load_jsonl(source.path, prefix=source.prefix, aliases=source.aliases)
                 case McpStdioSource() | McpHttpSource():
@@ -147,9 +147,21 @@ def build_catalog(config: Config, *, skip_mcp: bool = False, skip_openapi: bool 
     return catalog
 
 
-def _approved(tools: Catalog, patterns: tuple[str, ...]) -> list[Tool]:
-    """`tools`, those matching `patterns` marked as needing approval."""
-    return [dataclasses.replace(tool, approval=True) if needs_approval(patterns, tool.name) else tool for tool in tools]
+def _approved(tools: Catalog, source: PythonSource | ModuleSource | JsonlSource) -> list[Tool]:
+    """`tools`, those matching the source's `approval` patterns marked as needing it.
+
+    Raises:
+        CatalogError: A pattern matches none of the tools.
+    """
+    patterns, prefix = source.approval, source.prefix
+    names = [shown_names(tool.name, prefix, source.aliases.get(f"{prefix}{tool.name}")) for tool in tools]
+    problem = approval_problem(patterns, names)
+    if problem is not None:
+        raise CatalogError(problem)
+    return [
+        dataclasses.replace(tool, approval=True) if needs_approval(patterns, *shown) else tool
+        for tool, shown in zip(tools, names, strict=True)
+    ]
 
 
 def _load_catalog_from(source: PythonSource | ModuleSource, where: str) -> Catalog:

@@ -47,7 +47,7 @@ def log_record(result: ExecuteResult) -> JsonObject:
         "error": None if error is None else {"kind": error.kind, "message": error.message, "line": error.line},
         "output": {
             "stdout_chars": len(run.stdout),
-            "value_bytes": 0 if run.value is None else len(json.dumps(run.value, ensure_ascii=False).encode()),
+            "value_bytes": 0 if run.value is None else _utf8_size(json.dumps(run.value, ensure_ascii=False)),
             "text_chars": len(result.text),
         },
         "announced": [name for name, _ in (*result.announced.new, *result.announced.updated)],
@@ -73,6 +73,21 @@ class RunLog:
     def write(self, result: ExecuteResult) -> None:
         """Append `result` as one line, stamped with the current UTC time."""
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        line = json.dumps({"time": now, **log_record(result)}, ensure_ascii=False) + "\n"
+        line = json_line({"time": now, **log_record(result)}) + "\n"
         with self._lock, open(self.path, "a", encoding="utf-8") as file:
             file.write(line)
+
+
+def json_line(record: JsonObject) -> str:
+    """`record` as one JSON line that UTF-8 can carry: a lone surrogate of the code's (`chr(0xDCFF)`) as an escape."""
+    line = json.dumps(record, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return line
+
+
+def _utf8_size(text: str) -> int:
+    """Bytes of `text` as UTF-8, a lone surrogate counted as the 3 bytes it would take."""
+    return len(text.encode("utf-8", "surrogatepass"))

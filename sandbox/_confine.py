@@ -22,8 +22,10 @@ Layer = Literal["fds", "no_new_privs", "namespaces", "uid", "landlock", "seccomp
 - `fds`: every file descriptor is closed but its two pipes (stdin, stdout and stderr stay on /dev/null);
 - `no_new_privs`: `PR_SET_NO_NEW_PRIVS`, so nothing it could run gains privileges;
 - `namespaces`: new network and IPC namespaces (no interface but a down loopback, no shared System V IPC);
-- `uid`: it runs as an unprivileged user and group with no supplementary groups (dropped to when started as
-  root), so `RLIMIT_NPROC=0` holds and other users' processes and files are out of reach;
+- `uid`: started as root, it drops to an unprivileged user and group with no supplementary groups, so
+  `RLIMIT_NPROC=0` holds and the host's processes and files belong to another user. A host that is not root has
+  no such layer: its workers run as its own user (in a user namespace of their own), and Landlock and seccomp
+  are what keep them from that user's files and processes;
 - `landlock`: a Landlock domain with no filesystem access at all, no TCP bind or connect, and no signals or
   abstract Unix sockets outside itself;
 - `seccomp`: a seccomp filter that allows only the system calls the worker's loop needs (no `open`, `socket`,
@@ -119,5 +121,6 @@ class Layers:
             raise ConfinementError(
                 "the sandbox was asked to require every layer of confinement, but a worker process is missing "
                 + "; ".join(f"{layer}: {why}" for layer, why in self.missing.items())
-                + ". Run on a Linux kernel with Landlock and seccomp, or drop `Confinement(require=True)`"
+                + ". Run the host as root (its workers drop to `nobody`) on a Linux kernel with Landlock and seccomp, "
+                "or drop `Confinement(require=True)`"
             )

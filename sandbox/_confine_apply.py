@@ -1,9 +1,12 @@
 """The worker's side of confinement: it puts up each layer on itself, once, after warming up.
 
-`enclose` runs before the event loop exists (the fds, `no_new_privs`, namespaces, the uid, Landlock) and `seal`
-inside it, last, once the loop's own descriptors are open (seccomp, which forbids making any more). A layer the
-platform lacks is reported, never fatal: the worker runs with the others. Nothing here is undone; a confined
-process stays confined until it exits. Only the worker imports this module.
+`probe_kernel` runs first of all, before the worker lowers its resource limits (both libraries find libc with
+`ctypes.util.find_library`, which starts `ldconfig` and may write a temporary file: a worker that may start no
+process and write no file could not). `enclose` runs before the event loop exists (the fds, `no_new_privs`,
+namespaces, the uid, Landlock) and `seal` inside it, last, once the loop's own descriptors are open (seccomp, which
+forbids making any more). A layer the platform lacks is reported with the reason, never fatal: the worker runs
+with the others. Nothing here is undone; a confined process stays confined until it exits. Only the worker
+imports this module.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import os
 import resource
 import sys
 import threading
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 import landlockpy
 import seccompy
@@ -33,19 +37,56 @@ _CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
 
+NOT_ROOT: Final = "the host is not root, so the worker runs as the host's own user and groups"
+"""Why a worker started unprivileged has no `uid` layer: only root can become another user."""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """What the kernel offers the worker's confinement, asked once per process (`probe_kernel`)."""
+
+    landlock: int
+    """The Landlock ABI version (0 when there is none)."""
+    missing: dict[Layer, str]
+    """`landlock` and `seccomp` where the kernel lacks them or could not be asked, with the reason."""
+
+
+@functools.cache
+def probe_kernel() -> Kernel:
+    """Ask the kernel for Landlock and seccomp, loading both libraries' libc handle; the worker's first step.
+
+    Called again later it gives the first answer, made while a process could still be started and a file written.
+    """
+    if not sys.platform.startswith("linux"):
+        return Kernel(0, {})
+    missing: dict[Layer, str] = {}
+    abi = 0
+    try:
+        abi = landlockpy.abi_version()
+    except landlockpy.UnsupportedError:
+        missing["landlock"] = "the kernel has no Landlock (too old, or not enabled at boot)"
+    except OSError as error:  # not the kernel's answer: the question could not be asked
+        missing["landlock"] = f"the kernel could not be asked for Landlock: {type(error).__name__}: {error}"
+    try:
+        if not seccompy.supported():
+            missing["seccomp"] = "the kernel has no seccomp filters"
+    except OSError as error:
+        missing["seccomp"] = f"the kernel could not be asked for seccomp: {type(error).__name__}: {error}"
+    return Kernel(abi, missing)
+
 
 def enclose(config: Confinement, keep: Iterable[int]) -> dict[Layer, str]:
     """Every layer but seccomp, in order; the layers that could not be put up (seccomp too), with the reason."""
     if not sys.platform.startswith("linux"):
         return dict.fromkeys(LAYERS, f"not Linux ({sys.platform})")
-    abi, seccomp = _probe_kernel()  # also loads what both libraries need (their libc handle) while files can be read
+    kernel = probe_kernel()  # the answer `main` got before it lowered the worker's limits
     missing: dict[Layer, str] = {}
     steps: tuple[tuple[Layer, Callable[[], str | None]], ...] = (
         ("fds", lambda: _close_fds(keep)),
         ("no_new_privs", _no_new_privs),
         ("namespaces", _namespaces),
         ("uid", lambda: _drop_root(config)),
-        ("landlock", lambda: _landlock(abi)),
+        ("landlock", lambda: kernel.missing.get("landlock") or _landlock(kernel.landlock)),
     )
     for layer, step in steps:
         try:
@@ -54,8 +95,8 @@ def enclose(config: Confinement, keep: Iterable[int]) -> dict[Layer, str]:
             why = f"{type(error).__name__}: {error}"
         if why is not None:
             missing[layer] = why
-    if not seccomp:
-        missing["seccomp"] = "the kernel has no seccomp filters"
+    if "seccomp" in kernel.missing:
+        missing["seccomp"] = kernel.missing["seccomp"]
     return missing
 
 
@@ -75,19 +116,6 @@ def _libc() -> ctypes.CDLL:
 def _failed(call: str) -> str:
     code = ctypes.get_errno()
     return f"{call} failed: {errno.errorcode.get(code, code)} ({os.strerror(code)})"
-
-
-def _probe_kernel() -> tuple[int, bool]:
-    """The Landlock ABI (0: none) and whether seccomp filters can be loaded."""
-    try:
-        abi = landlockpy.abi_version()
-    except OSError:
-        abi = 0
-    try:
-        seccomp = seccompy.supported()
-    except OSError:
-        seccomp = False
-    return abi, seccomp
 
 
 def _close_fds(keep: Iterable[int]) -> str | None:
@@ -115,7 +143,7 @@ def _namespaces() -> str | None:
 
 def _drop_root(config: Confinement) -> str | None:
     if os.geteuid() != 0:
-        return None  # started unprivileged: nothing to drop
+        return NOT_ROOT
     try:
         os.setgroups([])
         os.setresgid(config.gid, config.gid, config.gid)

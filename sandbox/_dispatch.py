@@ -8,6 +8,7 @@ boundary the conversation puts its text into the frame.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -164,6 +165,8 @@ def _start(target: HostFunction, call: Call) -> object:
         raise HostFailure(type(error).__name__, str(error)) from None
     except SystemExit as error:  # argparse on arguments it rejects: that call's failure, never the host's exit
         raise _exited(error) from None
+    except asyncio.CancelledError as error:  # a plain function's own: nothing can cancel a call that never waited
+        raise HostFailure(type(error).__name__, str(error)) from None
 
 
 async def _finish(target: HostFunction, call: Call, started: Awaitable[object] | None) -> object:
@@ -178,6 +181,15 @@ async def _finish(target: HostFunction, call: Call, started: Awaitable[object] |
         raise HostFailure(type(error).__name__, str(error)) from None
     except SystemExit as error:
         raise _exited(error) from None
+    except asyncio.CancelledError as error:
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # not asyncio (trio): its cancellation is its own class, never this one
+            task = None
+        if task is not None and task.cancelling():
+            raise  # the run (or the code's own `wait_for`) is cancelling this call: let it through
+        # the function's own (it awaited a future something else cancelled): that call's failure, not a hang
+        raise HostFailure(type(error).__name__, str(error)) from None
     return result
 
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 _MAX_TEXT = 8 * 1024
 """Characters of an error's message or traceback kept from a worker (the worker's own are shorter)."""
+_MAX_TYPE_NAME = 200
+"""Characters of an error's `type_name` kept from a worker (its own are at most 100 and a short marker)."""
 _MAX_REASON = 500
 """Characters of a dropped variable's reason kept from a worker."""
 KILL_GRACE = 1.0
@@ -143,9 +145,21 @@ def _most_names(limits: Limits) -> int:
 
 def _checked_error(error: RunError | None) -> tuple[RunError | None, bool]:
     """The error with its texts cut to what a worker writes; the kind is checked when the frame is read."""
-    if error is None or (len(error.message) <= _MAX_TEXT and len(error.traceback) <= _MAX_TEXT):
+    if error is None:
+        return None, False
+    type_name = error.type_name
+    if (
+        len(error.message) <= _MAX_TEXT
+        and len(error.traceback) <= _MAX_TEXT
+        and (type_name is None or len(type_name) <= _MAX_TYPE_NAME)
+    ):
         return error, False
-    return dataclasses.replace(error, message=error.message[:_MAX_TEXT], traceback=error.traceback[:_MAX_TEXT]), True
+    return dataclasses.replace(
+        error,
+        message=error.message[:_MAX_TEXT],
+        traceback=error.traceback[:_MAX_TEXT],
+        type_name=None if type_name is None else type_name[:_MAX_TYPE_NAME],
+    ), True
 
 
 class CallsOverError(Exception):

@@ -1,9 +1,9 @@
 """The worker process: `python -m sandbox._worker MEMORY_BYTES [CONFINEMENT]`.
 
-It moves the protocol pipes off stdin/stdout (which then point at /dev/null), lowers its own resource limits,
-warms up, confines itself (`sandbox._confine_apply`), says `ready` with the layers it could not put up, and runs
-one piece of code at a time, sending host calls back over the pipe. It holds
-no state between runs but caches of compiled code. Each call carries the id of its run; code left running after
+It moves the protocol pipes off stdin/stdout (which then point at /dev/null), asks the kernel what confinement
+it offers, lowers its own resource limits, warms up, confines itself (`sandbox._confine_apply`), says `ready` with
+the layers it could not put up, and runs one piece of code at a time, sending host calls back over the pipe. It
+holds no state between runs but caches of compiled code. Each call carries the id of its run; code left running after
 its run ended (a task that ignored cancellation, an async generator's `finally`) cannot call the host any more.
 """
 
@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sandbox._confine import Confinement
-from sandbox._confine_apply import enclose, seal
+from sandbox._confine_apply import enclose, probe_kernel, seal
 from sandbox._confine_warm import warm_up
 from sandbox._distrust import CPU_CEILING
 from sandbox._hostcall import HostFailure
@@ -379,6 +379,7 @@ def main(worker: type[Worker] | None = None) -> None:
     """Entry point of the worker process: `python -m sandbox._worker MEMORY [CONFINEMENT]`."""
     os.environ.pop("PYTHONPATH", None)  # read at start-up already; where the host's install lives is not the code's
     inbound, outbound = _detach_stdio()
+    probe_kernel()  # before the limits: finding libc starts `ldconfig` and may write a file, which they forbid
     memory = _Memory(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     confinement = Confinement.from_arg(sys.argv[2]) if len(sys.argv) > 2 else Confinement()
     _limit_resources(memory)

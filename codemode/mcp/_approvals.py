@@ -20,7 +20,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode import Decision
-from codemode._text import summary
+from codemode._text import readable, summary
 from codemode.discovery import DiscoveryState
 from codemode.mcp._sdk import MODERN_PROTOCOL_VERSIONS, types
 
@@ -104,7 +104,7 @@ def fallback_text(result: ExecuteResult, pending: PendingApproval) -> str:
         f'`_meta["codemode/state"]`, and `_meta["{APPROVAL_META_KEY}"] = {decision}` (or `"approved": false` '
         'with a `"reason"`).'
     )
-    return "\n".join(parts)
+    return readable("\n".join(parts))
 
 
 def _answered(params: types.CallToolRequestParams, state: DiscoveryState, code: str) -> Decision | None:

@@ -21,7 +21,7 @@ import anyio
 
 from codemode._jsonschema import report_problem, schema_problem
 from codemode._naming import portable_alias
-from codemode._sources import register_fitting
+from codemode._sources import approval_problem, register_fitting
 from codemode.errors import CatalogError
 from codemode.mcp._link import ServerLink, describe
 
@@ -125,9 +125,25 @@ class McpSources:
         async with anyio.create_task_group() as group:
             for index, link in enumerate(links):
                 group.start_soon(open_one, index, link)
-        batch = [(link, listed[index]) for index, link in enumerate(links) if index in listed]
+        batch = [
+            (link, listed[index])
+            for index, link in enumerate(links)
+            if index in listed and self._guarded(link, listed[index])
+        ]
         self._links += [link for link, _ in batch]
         return self._register(batch)
+
+    def _guarded(self, link: ServerLink, listed: list[types.Tool]) -> bool:
+        """Whether the server's `approval` patterns each match one of its tools; if not, it is left out."""
+        label = link.label
+        # last, the name `tools.` shows it under (a clash with another server's adds `label.`, matched too)
+        names = [
+            (t.name, f"{label}.{t.name}", portable_alias(f"{label}.{t.name}"), portable_alias(t.name)) for t in listed
+        ]
+        problem = approval_problem(link.server.approval, names)
+        if problem is not None:  # a safety rule that protects nothing: none of the server's tools is registered
+            self._fail(label, f"{problem}; none of the server's tools is registered")
+        return problem is None
 
     def _register(self, batch: list[tuple[ServerLink, list[types.Tool]]]) -> list[Tool]:
         """Add the batch's tools to the catalog, prefixed where names clash; one change when all fit."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codemode._naming import portable_alias
 from codemode._runtime import MAY_HAVE_ACTED, CutOffError
 from codemode._sources import needs_approval
 from codemode.errors import tool_error
@@ -100,7 +101,7 @@ class ServerLink:
             parameters=mcp_tool.input_schema,
             returns=_TEXT_RESULT if mcp_tool.output_schema is None else mcp_tool.output_schema,
             handler=call,
-            approval=needs_approval(self.server.approval, server_name),
+            approval=needs_approval(self.server.approval, server_name, name, portable_alias(name)),
         )
 
     async def open(self, task_group: TaskGroup | None) -> list[types.Tool]:

@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 
 import anyio
 
-from codemode._sources import needs_approval, register_fitting
+from codemode._sources import approval_problem, needs_approval, register_fitting, shown_names
 from codemode.openapi._documents import DocumentError, Documents, is_url, parse_document, read_location
 from codemode.openapi._http import HttpApi
 from codemode.openapi._operations import Description, Operation, as_dict, as_list, read_description
@@ -159,6 +159,10 @@ class OpenApiSources:
                 self._fail(f"{api.label}/{operation}", reason)
             if problem := _unknown_schemes(api, description):
                 self._fail(f"{api.label}/credentials", problem)
+            names = [shown_names(operation.name, api.prefix) for operation in description.operations]
+            if problem := approval_problem(api.approval, names):  # a safety rule that protects nothing: refused
+                self._fail(f"{api.label}/approval", f"{problem}; none of the API's tools is registered")
+                continue
             http = _http_api(api, description)
             if self._stack is not None:
                 http.client = await self._stack.enter_async_context(http.new_client())
@@ -273,5 +277,5 @@ def _tool(http: HttpApi, operation: Operation, api: OpenApi) -> Tool:
         parameters=parameters,
         returns=operation.returns,
         handler=call,
-        approval=needs_approval(api.approval, operation.name),
+        approval=needs_approval(api.approval, *shown_names(operation.name, api.prefix)),
     )

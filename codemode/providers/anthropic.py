@@ -87,8 +87,10 @@ class AnthropicWire:
         blocks = [block for block in blocks if not (block.get("type") == "text" and not block.get("text"))]
         texts = [str(block["text"]) for block in blocks if block.get("type") == "text"]
         calls = tuple(self._call(block) for block in blocks if block.get("type") == "tool_use")
-        message: JsonObject = {"role": "assistant", "content": [*blocks]}
-        return Turn(text="".join(texts), calls=calls, usage=read_usage(response.get("usage")), messages=(message,))
+        # nothing left (Claude may end a turn with an empty text block): no message, since the API refuses an
+        # assistant message with empty content anywhere but last, and merges the user messages around it
+        messages: tuple[JsonObject, ...] = ({"role": "assistant", "content": [*blocks]},) if blocks else ()
+        return Turn(text="".join(texts), calls=calls, usage=read_usage(response.get("usage")), messages=messages)
 
     def _call(self, block: JsonObject) -> CodeCall:
         call_id = str(block.get("id", ""))

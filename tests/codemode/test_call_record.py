@@ -116,8 +116,8 @@ Returned: {
 """)
 
 
-async def test_a_long_run_shows_the_first_and_last_calls_and_exact_counts() -> None:
-    """40 calls then a call limit: the first and last three, and how many of each outcome lie between."""
+async def test_a_long_run_shows_the_first_and_last_calls_every_failed_one_and_counts_the_ok_ones() -> None:
+    """40 calls then a call limit: the first and last three, each failed call between named, the ok ones counted."""
     code = (
         "for i in range(40):\n"
         "    try:\n"
@@ -136,7 +136,13 @@ Tool calls before the run stopped: 39 completed (35 ok, 4 failed):
   failed get_order(order_id="missing"): no order 'missing'
   ok     get_order(order_id="A1")
   ok     get_order(order_id="A2")
-  ... 33 more (30 ok, 3 failed)
+  ... 7 more ok
+  failed get_order(order_id="missing"): no order 'missing'
+  ... 9 more ok
+  failed get_order(order_id="missing"): no order 'missing'
+  ... 9 more ok
+  failed get_order(order_id="missing"): no order 'missing'
+  ... 5 more ok
   ok     get_order(order_id="A36")
   ok     get_order(order_id="A37")
   ok     get_order(order_id="A38")\
@@ -214,7 +220,134 @@ async def test_an_async_call_cancelled_at_its_tool_timeout_is_recorded_as_may_ha
     async with CodeMode(catalog, isolation="inline") as cm:
         result = await cm.execute(code, cm.new_state())
     assert result.text == snapshot(
-        "tools.create_invoice() did not finish within its 0.05 s limit; it may still have taken effect: check before you repeat it"
+        """\
+tools.create_invoice() did not finish within its 0.05 s limit; it may still have taken effect: check before you repeat it
+The run ended with 1 tool call still in flight (given up on, never awaited, or cut off):
+  in flight, may have happened: create_invoice(customer="acme")
+Check whether the calls in flight took effect before you repeat them.\
+"""
     )
     assert [(call.ok, call.in_flight) for call in result.calls] == [(False, True)]
     assert posted == ["acme"]
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_a_run_that_ends_well_names_a_sync_call_its_wait_for_gave_up_on_and_the_call_does_happen(
+    isolation: Literal["inline", "process"],
+) -> None:
+    """`asyncio.wait_for` gives up on a sync tool whose thread runs on: the model reads that it may have happened."""
+    catalog = Catalog()
+    started, release, charged = threading.Event(), threading.Event(), threading.Event()
+
+    @catalog.tool
+    def charge_card(amount: int) -> str:
+        """Charge the customer's card (slow)."""
+        started.set()
+        release.wait(10)
+        charged.set()
+        return "charged"
+
+    @catalog.tool
+    async def charge_started() -> bool:
+        """Wait until the charge has begun on the host."""
+        return await anyio.to_thread.run_sync(started.wait, 10)
+
+    code = (
+        "import asyncio\n"
+        "charge = asyncio.create_task(tools.charge_card(amount=100))\n"
+        "await tools.charge_started()\n"
+        "try:\n"
+        "    await asyncio.wait_for(charge, timeout=0.05)\n"
+        "except asyncio.TimeoutError:\n"
+        '    print("timed out, so not charged")\n'
+    )
+    try:
+        async with CodeMode(catalog, isolation=isolation) as cm:
+            result = await cm.execute(code, cm.new_state())
+    finally:
+        release.set()
+    assert result.run.ok
+    assert result.text == snapshot("""\
+timed out, so not charged
+The run ended with 1 tool call still in flight (given up on, never awaited, or cut off):
+  in flight, may have happened: charge_card(amount=100)
+Check whether the calls in flight took effect before you repeat them.\
+""")
+    assert [(call.name, call.in_flight) for call in result.calls] == [("charge_started", False), ("charge_card", True)]
+    assert await anyio.to_thread.run_sync(charged.wait, 10)  # the thread went on and charged the card
+
+
+def started_catalog(count: int) -> Catalog:
+    """`send_email` calls that start and never answer, and `all_started`, which answers once `count` have started."""
+    catalog = Catalog()
+    started: list[str] = []
+    ready = anyio.Event()
+
+    @catalog.tool
+    async def send_email(to: str) -> str:
+        """Send an email (slow)."""
+        started.append(to)
+        if len(started) == count:
+            ready.set()
+        await anyio.sleep(60)
+        return "sent"
+
+    @catalog.tool
+    async def all_started() -> str:
+        """Wait until every email has started."""
+        await ready.wait()
+        return "ready"
+
+    return catalog
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_a_run_that_ends_well_names_a_task_it_never_awaited(isolation: Literal["inline", "process"]) -> None:
+    """A `create_task` the code never awaits was sent before the run ended: the model reads that it may have happened."""
+    code = (
+        "import asyncio\n"
+        'asyncio.create_task(tools.send_email(to="boss@example.com"))\n'
+        "await tools.all_started()\n"
+        'print("queued the email")'
+    )
+    async with CodeMode(started_catalog(1), isolation=isolation) as cm:
+        result = await cm.execute(code, cm.new_state())
+
+    assert result.run.ok
+    assert result.text == snapshot("""\
+queued the email
+The run ended with 1 tool call still in flight (given up on, never awaited, or cut off):
+  in flight, may have happened: send_email(to="boss@example.com")
+Check whether the calls in flight took effect before you repeat them.\
+""")
+
+
+async def test_a_failed_run_names_every_call_in_flight() -> None:
+    """Twelve emails in flight when the code raises: each is named, none hidden behind a count."""
+    code = (
+        "import asyncio\n"
+        "for i in range(12):\n"
+        '    asyncio.create_task(tools.send_email(to=f"c{i}@x"))\n'
+        "await tools.all_started()\n"
+        'raise RuntimeError("stop")'
+    )
+    async with CodeMode(started_catalog(12), isolation="inline") as cm:
+        result = await cm.execute(code, cm.new_state())
+
+    assert result.text.split("\n", 4)[4] == snapshot("""\
+Tool calls before the run stopped: 1 completed (1 ok, 0 failed), 12 in flight:
+  ok     all_started()
+  in flight, may have happened: send_email(to="c0@x")
+  in flight, may have happened: send_email(to="c1@x")
+  in flight, may have happened: send_email(to="c2@x")
+  in flight, may have happened: send_email(to="c3@x")
+  in flight, may have happened: send_email(to="c4@x")
+  in flight, may have happened: send_email(to="c5@x")
+  in flight, may have happened: send_email(to="c6@x")
+  in flight, may have happened: send_email(to="c7@x")
+  in flight, may have happened: send_email(to="c8@x")
+  in flight, may have happened: send_email(to="c9@x")
+  in flight, may have happened: send_email(to="c10@x")
+  in flight, may have happened: send_email(to="c11@x")
+Check whether the calls in flight took effect before you repeat them.\
+""")

@@ -257,3 +257,24 @@ def test_an_approval_key_that_is_not_a_bool_or_patterns_is_refused(tmp_path: Pat
     assert config_error(path, tmp_path) == snapshot(
         "<tmp>/codemode.toml: tools[0]: `approval` must be true, false or an array of tool name patterns, got 'yes'."
     )
+
+
+def test_an_approval_pattern_matches_the_names_shown_and_one_that_matches_nothing_is_refused(tmp_path: Path) -> None:
+    """`admin_delete_*` (as `tools.` shows it) marks the tools; `delet_user` protects nothing, so the config fails."""
+    rows = [
+        {"name": name, "description": name, "parameters": {"type": "object", "properties": {}}}
+        for name in ("delete-user", "list-users")
+    ]
+    write(tmp_path / "data" / "tools.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    table = '[[tools]]\njsonl = "data/tools.jsonl"\nprefix = "admin."\napproval = '
+    path = write(tmp_path / "codemode.toml", table + '["admin_delete_*"]\n')
+    catalog = build_catalog(load_config(path))
+    assert [(tool.name, tool.approval) for tool in catalog] == [
+        ("admin.delete-user", True),
+        ("admin.list-users", False),
+    ]
+
+    path = write(tmp_path / "codemode.toml", table + '["delet_user"]\n')
+    assert config_error(path, tmp_path) == snapshot(
+        "<tmp>/codemode.toml: tools[0]: the approval pattern 'delet_user' matches none of its 2 tools, so it would protect nothing; did you mean 'admin_delete_user' (its own name 'delete-user'), 'admin_list_users' (its own name 'list-users')? (a pattern matches a tool's own name, its name with the source's prefix, or its name as `tools.` shows it)"  # noqa: E501  # the message verbatim
+    )

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from typing import TYPE_CHECKING, Literal
 
@@ -13,7 +14,7 @@ from cli_kit import python_config, serve_command
 from inline_snapshot import snapshot
 from mcp import Client, StdioServerParameters
 
-from codemode import Catalog, CodeMode
+from codemode import Catalog, CodeMode, Limits
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -92,6 +93,51 @@ async def test_hide_errors_names_only_the_exit() -> None:
             "Unprintable",
         ]
     )
+
+
+def cancelled_catalog() -> Catalog:
+    catalog = Catalog()
+
+    @catalog.tool
+    async def fetch_price(symbol: str) -> float:
+        """Latest price of a symbol, from a shared upstream request."""
+        upstream: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        upstream.cancel()  # the shared connection was reset and its pending requests cancelled
+        return await upstream
+
+    @catalog.tool
+    def fetch_rate(pair: str) -> float:
+        """An exchange rate, from a client library that surfaces a reset as `CancelledError`."""
+        raise asyncio.CancelledError("connection reset")
+
+    return catalog
+
+
+@pytest.mark.parametrize("isolation", ["process", "inline"])
+async def test_a_tools_own_cancelled_error_is_that_calls_tool_error_at_once(isolation: Isolation) -> None:
+    """An async or sync tool raising `CancelledError` itself fails its call (not in flight); the run goes on."""
+    code = """
+seen = []
+for call in (lambda: tools.fetch_price(symbol="ACME"), lambda: tools.fetch_rate(pair="EURUSD")):
+    try:
+        await call()
+    except ToolError as e:
+        seen.append(str(e))
+return seen
+"""
+    async with CodeMode(cancelled_catalog(), isolation=isolation, limits=Limits(timeout=5)) as cm:
+        result = await cm.execute(code, cm.new_state())
+
+    assert result.run.value == snapshot(
+        [
+            "CancelledError (raised inside the tool: something it waited on was cancelled)",
+            "CancelledError: connection reset (raised inside the tool: something it waited on was cancelled)",
+        ]
+    )
+    assert [(call.name, call.ok, call.in_flight) for call in result.calls] == [
+        ("fetch_price", False, False),
+        ("fetch_rate", False, False),
+    ]
 
 
 TOOLS_PY = '''

@@ -328,6 +328,22 @@ async def test_an_mcp_tool_marked_for_approval_pauses_and_runs_on_the_server_onc
     assert done.run.value == {"result": ["hi"]}
 
 
+async def test_an_mcp_approval_pattern_that_matches_no_tool_leaves_the_server_out_with_the_names_it_could_mean() -> (
+    None
+):
+    """`add-note*` matches none of the server's tools, so it would protect nothing: none of them is registered."""
+    catalog = Catalog()
+    async with notes_server() as server:
+        server_config = HttpServer(url=server.url, name="notes", approval=("add-note*",))
+        async with McpSources(catalog, [server_config]) as sources:
+            assert list(catalog) == []
+    assert sources.failures == snapshot(
+        {
+            "notes": "the approval pattern 'add-note*' matches none of its 5 tools, so it would protect nothing; did you mean 'add_note', 'fail_note'? (a pattern matches a tool's own name, its name with the source's prefix, or its name as `tools.` shows it); none of the server's tools is registered"  # noqa: E501  # the message verbatim
+        }
+    )
+
+
 async def test_a_server_tool_whose_name_and_prefixed_name_are_both_taken_is_reported_and_the_others_load() -> None:
     """`add_note` clashes, and so does `notes.add_note`: it is left out with the reason; the other tools register."""
     catalog = Catalog()

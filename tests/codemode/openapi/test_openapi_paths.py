@@ -92,3 +92,20 @@ async def test_the_url_sent_matches_the_template_segment_for_segment_whatever_th
     segments = urlsplit(target).path.split("/")
     assert (method, segments[:5], len(segments)) == ("DELETE", ["", "api", "orgs", "acme", "members"], 6)
     assert unquote(segments[5]) == user
+
+
+async def test_approval_patterns_match_the_names_shown_and_one_that_matches_nothing_leaves_the_api_out() -> None:
+    """`orgs_delete_org` (as `tools.` shows it) and `orgs.delete_*` mark the call; a typo protects nothing: refused."""
+    for patterns in (("orgs_delete_org",), ("orgs.delete_*",), ("delete_org",)):
+        catalog = Catalog()
+        async with OpenApiSources(catalog, [OpenApi(spec=ORGS, prefix="orgs.", approval=patterns)]) as sources:
+            assert sources.failures == {}
+            assert [tool.name for tool in catalog if tool.approval] == ["orgs.delete_org"]
+    catalog = Catalog()
+    async with OpenApiSources(catalog, [OpenApi(spec=ORGS, prefix="orgs.", approval=("delet_orgs",))]) as sources:
+        assert list(catalog) == []
+    assert sources.failures == snapshot(
+        {
+            "orgs/approval": "the approval pattern 'delet_orgs' matches none of its 3 tools, so it would protect nothing; did you mean 'orgs_delete_org' (its own name 'delete_org')? (a pattern matches a tool's own name, its name with the source's prefix, or its name as `tools.` shows it); none of the API's tools is registered"  # noqa: E501  # the message verbatim
+        }
+    )

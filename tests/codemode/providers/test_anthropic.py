@@ -6,7 +6,9 @@ import itertools
 import json
 from typing import Any
 
+import httpx2
 import pytest
+from anthropic import AsyncAnthropic
 from inline_snapshot import snapshot
 from provider_fakes import (
     ANNOUNCEMENT,
@@ -20,7 +22,9 @@ from provider_fakes import (
     strip_cache_control,
 )
 
-from codemode.providers.anthropic import AnthropicWire, read_usage
+from codemode import Catalog, CodeMode
+from codemode.agent import Agent
+from codemode.providers.anthropic import AnthropicModel, AnthropicWire, read_usage
 from codemode.providers.base import CodeCall, ToolOutcome, Usage
 
 PROVIDER = "anthropic"
@@ -262,3 +266,33 @@ def test_read_turns_other_tools_and_bad_input_into_calls_with_errors() -> None:
             },
         )
     )
+
+
+async def test_an_empty_answer_leaves_no_empty_assistant_message_so_the_next_request_is_valid() -> None:
+    """Claude ending a turn with an empty text block, or with no content: nothing is stored for that turn."""
+    replies = iter([[{"type": "text", "text": ""}], [], [{"type": "text", "text": "hi"}]])
+    bodies: list[dict[str, Any]] = []
+
+    def server(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        message = {"id": "m", "type": "message", "role": "assistant", "model": "m", "content": next(replies)}
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        return httpx2.Response(200, json={**message, "stop_reason": "end_turn", "stop_sequence": None, "usage": usage})
+
+    client = AsyncAnthropic(
+        api_key="test",
+        base_url="http://test",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(server)),
+    )
+    async with CodeMode(Catalog(), isolation="inline") as cm:
+        agent = Agent(cm, AnthropicModel(client=client, stream=False))
+        answers = [(r.stopped, r.answer) for r in [await agent.run(p) for p in ("first", "second", "third")]]
+
+    assert answers == [("answer", ""), ("answer", ""), ("answer", "hi")]
+    assert [strip_cache_control(m) for m in bodies[-1]["messages"]] == [
+        {"role": "user", "content": [{"type": "text", "text": "first"}]},
+        {"role": "user", "content": [{"type": "text", "text": "second"}]},
+        {"role": "user", "content": [{"type": "text", "text": "third"}]},
+    ]
+    assert agent.messages[-1] == {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}
