@@ -13,6 +13,7 @@ a prefix of every later request.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from dataclasses import dataclass, field
@@ -60,8 +61,9 @@ class AgentResult:
 
     answer: str
     """The final answer (the last response's text)."""
-    stopped: Literal["answer", "max_steps", "error", "approval"]
-    """Why the loop stopped (`approval`: a call waits for a person; see `Agent.decide`)."""
+    stopped: Literal["answer", "max_steps", "max_tokens", "error", "approval"]
+    """Why the loop stopped (`approval`: a call waits for a person, see `Agent.decide`; `max_tokens`: the answer was
+    cut at the output limit, `Agent.max_tokens`, and `answer` is its start)."""
     steps: tuple[StepRecord, ...] = ()
     """Every step of this run."""
     error: str | None = None
@@ -180,13 +182,24 @@ class Agent:
                 self.events.on_text(turn.text + "\n")
             self.messages.extend(turn.messages)
             self.paused = {"done": []}
-            executions, pending = await self._run_calls(turn.calls)
+            executions, pending = await self._run_calls(self._whole(turn))
             steps.append(StepRecord(turn=turn, executions=executions, request_bytes=len(json.dumps(request))))
             if pending is not None:
                 return AgentResult(answer=turn.text, stopped="approval", steps=tuple(steps), pending=pending)
             if not turn.calls:
-                return AgentResult(answer=turn.text, stopped="answer", steps=tuple(steps))
+                return AgentResult(answer=turn.text, stopped="max_tokens" if turn.cut else "answer", steps=tuple(steps))
         return AgentResult(answer=steps[-1].turn.text if steps else "", stopped="max_steps", steps=tuple(steps))
+
+    def _whole(self, turn: Turn) -> tuple[CodeCall, ...]:
+        """The turn's calls; a last one cut at the output limit gets a result that says so, not "not valid JSON"."""
+        calls = turn.calls
+        if not (turn.cut and calls and calls[-1].error is not None):
+            return calls
+        message = (
+            f"Your code was cut off at the output limit ({self.max_tokens:,} tokens) before it ended, so it did not "
+            "run. Send shorter code: split the work over several runs, and keep data out of the code."
+        )
+        return (*calls[:-1], dataclasses.replace(calls[-1], error=message))
 
     def _text_sink(self, streamed: list[str]) -> TextSink | None:
         on_text = self.events.on_text

@@ -18,6 +18,7 @@ import operator
 import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
+from sandbox._comparing import check_comparisons
 from sandbox._compile import MAIN
 from sandbox._policy_names import ALLOWED_DUNDER_METHODS
 from sandbox._signals import forbid
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from sandbox._sizes import SizeGuards
 
 _MAIN_LOCALS: Final = f"{MAIN}.<locals>."
+MAIN_MODULE: Final = "__main__"
+"""The module of the code's classes made by `type(name, bases, namespace)` (as CPython names them at top level)."""
 SANDBOX_CLASS_MARK: Final = "__sandbox_class__"
 """Set on every class the code makes: what `Guards.is_own` reads to tell the code's classes from the host's."""
 PLAIN_BASE_MODULES: Final = frozenset({"builtins", "abc", "typing"})
@@ -65,11 +68,13 @@ def check_class_namespace(namespace: Any) -> None:
 
 
 def check_class(bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
-    """Refuse a class the code may not make: an asyncio subclass, or one overriding a standard base's private hook.
+    """Refuse a class the code may not make: an asyncio subclass, a private hook override, a comparison off its run.
 
-    A standard base calls its private hooks with its internals (`Queue._wakeup_next(self._getters)`: real Futures).
+    Comparisons: see `check_comparisons`. A standard base calls its private hooks with its internals
+    (`Queue._wakeup_next(self._getters)`: real Futures).
     """
     check_class_namespace(namespace)
+    check_comparisons(bases, namespace)
     private = [name for name in map(plain_key, namespace) if name.startswith("_") and not name.startswith("__")]
     for base in bases:
         for ancestor in base.__mro__:
@@ -136,7 +141,7 @@ class SafeType(type, metaclass=_TypeMeta):
         if type(namespace) is not dict:
             raise TypeError("type() argument 3 must be a dict")
         check_class_namespace(namespace)
-        plain_namespace = {plain_key(key): value for key, value in dict.items(namespace)}
+        plain_namespace = {"__module__": MAIN_MODULE} | {plain_key(key): value for key, value in dict.items(namespace)}
         check_class(class_bases(bases), plain_namespace)
         guarded_getattr_hook(plain_namespace)
         cls = super().__new__(mcs, name, class_bases(bases), plain_namespace, **kwargs)

@@ -94,6 +94,8 @@ def make_dataclasses(guards: Guards) -> dict[str, Any]:
         def make(target: Any) -> Any:
             if not guards.is_own(target):
                 forbid("`@dataclass` works only on the code's own classes")
+            if isinstance(target, type) and issubclass(target, type):  # its `__eq__` and `__hash__` would be a class's
+                forbid("`@dataclass` cannot be a metaclass in the sandbox: classes compare by identity")
             _plain_annotations(target)
             made = dataclasses.dataclass(target, **plain_options)
             _guard_generated(made, guards)

@@ -134,7 +134,8 @@ def _copy_tuple(x: tuple[Any, ...], memo: _Memo) -> Any:
 
 def _reduced(x: Any) -> Any:
     cls = type(x)
-    reductor = copyreg.dispatch_table.get(cls)
+    # by identity: a lookup by hash and `==` would let a class pose as `re.Pattern` and get its reductor
+    reductor = next((found for key, found in copyreg.dispatch_table.items() if key is cls), None)
     if reductor is not None:
         return reductor(x)
     reduce_ex = _class_attribute(cls, "__reduce_ex__", x)

@@ -316,10 +316,14 @@ def _as_text(value: Any, kind: type) -> str | None:
     if _is(kind, decimal.Decimal):
         return decimal.Decimal.__str__(value)
     if _is(kind, uuid.UUID):
-        return str(uuid.UUID(int=uuid.UUID.__dict__["int"].__get__(value)))  # the slot, not a property
+        number = uuid.UUID.__dict__["int"].__get__(value)  # the slot, not a property
+        if type(number) is not int:  # `UUID.__init__` keeps an int of the code's class that says it is in range
+            raise _Unplaced(" is a UUID whose number is not a plain int; return `str(x)`")
+        return str(uuid.UUID(int=number))
     if _is(kind, fractions.Fraction):
-        numerator, denominator = (fractions.Fraction.__dict__[f].__get__(value) for f in ("_numerator", "_denominator"))
-        top, bottom = int.__index__(numerator), int.__index__(denominator)
+        top, bottom = (fractions.Fraction.__dict__[f].__get__(value) for f in ("_numerator", "_denominator"))
+        if type(top) is not int or type(bottom) is not int:  # `Fraction(x)` copies what a Rational of the code's says
+            raise _Unplaced(" is a Fraction whose parts are not plain ints; return `str(x)` or `float(x)`")
         bits = max(top.bit_length(), bottom.bit_length())
         if bits > _MAX_FRACTION_BITS:  # past what `str(int)` writes (4,300 digits), it would raise ValueError
             raise _Unplaced(f" is a Fraction of {bits:,} bits, too large to write out; return float(x) or round it")

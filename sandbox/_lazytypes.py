@@ -185,4 +185,8 @@ def lazy_builtins(guards: Guards) -> dict[str, Any]:
     """The run's `map`, `filter`, `zip`, `enumerate` and `reversed`."""
     made = {name: lazy(maker, guards.ticking) for name, lazy, maker in _LAZY}
     made["reversed"] = _REVERSED(_reversed, guards.ticks)
+    for lazy in made.values():
+        # `functools.partial(map)` reads a partial's maker and guards in C unless it has an instance dict (a
+        # copy keeps it): with one, it wraps `map` as given, as CPython's `partial(map).func is map`
+        vars(lazy)["_run"] = True
     return made

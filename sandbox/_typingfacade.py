@@ -10,6 +10,7 @@ changes the class it is given, so it takes only the code's own.
 
 from __future__ import annotations
 
+import types
 import typing
 from typing import TYPE_CHECKING, Any
 
@@ -70,12 +71,19 @@ def _hashes_by_the_code(item: object) -> bool:
 
 
 def _check_arguments(key: object) -> None:
-    items = [key]
+    items, seen = [key], set()
     while items:
         item = items.pop()
-        if type(item) in (tuple, list):
-            items.extend(item)  # type: ignore[arg-type]
-        elif _hashes_by_the_code(item):
+        if id(item) in seen:  # a list that holds itself
+            continue
+        seen.add(id(item))
+        kind = type(item)  # by identity: a class's metaclass could answer `==` as it likes
+        if kind is types.GenericAlias or kind is types.UnionType:  # `list[X]` hashes and compares by its arguments
+            items.extend(kind.__dict__["__args__"].__get__(item))
+        elif isinstance(item, tuple | frozenset | list):  # a subclass's hash is its items' too: read them in C
+            base: Any = tuple if isinstance(item, tuple) else frozenset if isinstance(item, frozenset) else list
+            items.extend(base.__iter__(item))
+        if _hashes_by_the_code(item):
             forbid(
                 "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: "
                 "typing's caches are shared by the whole process"

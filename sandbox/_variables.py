@@ -64,8 +64,8 @@ def _not_data(value: object) -> str | None:
         return "a module: import it again"
     if issubclass(kind, type):
         return "a class: define it again"
-    if kind in (types.FunctionType, types.BuiltinFunctionType, types.MethodType):
+    if kind is types.FunctionType or kind is types.BuiltinFunctionType or kind is types.MethodType:
         return "a function: define it again"
-    if kind in (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType):
+    if kind is types.CoroutineType or kind is types.GeneratorType or kind is types.AsyncGeneratorType:
         return "a generator or coroutine"
     return None

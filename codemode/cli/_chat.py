@@ -122,6 +122,9 @@ async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int
         print(f"codemode: {result.error}", file=sys.stderr)
         return 1
     print_usage(result)
+    if result.stopped == "max_tokens":
+        print(f"codemode: the answer was cut at the output limit ({agent.max_tokens:,} tokens)", file=sys.stderr)
+        return 1
     if result.stopped != "answer":
         print(f"codemode: no answer after {args.max_steps} steps", file=sys.stderr)
         return 1

@@ -20,7 +20,10 @@ was done), and `Runner.run(agent, state)` resumes the code through `CodeMode.res
 saved `paused(item)` to `decide` with the `RunState` restored from its string. The SDK interrupts only before an
 invocation, so a resumed run that reaches a second call needing approval does not make it, and the model reads
 that it must call `code` again for it. Since the code runs when the SDK asks about approval, it runs before any
-tool input guardrail of the `code` tool sees the call.
+tool input guardrail of the `code` tool sees the call. The SDK also takes a call whose arguments are not valid JSON
+for one needing approval whenever `needs_approval` is a callable, so the tool has the callable only while some
+call could need approval (the policy has `before` hooks, or a catalog tool has an approval rule), following the
+catalog's changes; otherwise such a call is answered with how to call `code`.
 """
 
 from __future__ import annotations
@@ -199,12 +202,21 @@ def code_tool(code_mode: CodeMode) -> CodeModeTool:
     """
     calls = _Calls(code_mode, _RunStates(code_mode))
     tool = code_mode.tool
-    return CodeModeTool(
+    made = CodeModeTool(
         name=tool.name,
         description=tool.description,
         params_json_schema=copy.deepcopy(tool.input_schema),
         on_invoke_tool=calls.invoke,
         strict_json_schema=True,
-        needs_approval=calls.needs_approval,
         _calls=calls,
     )
+
+    def follow(_change: object = None) -> None:
+        # the SDK takes arguments it cannot parse for an approval whenever `needs_approval` is callable: so it is
+        # callable only while some call could need approval, and the invocation answers unreadable arguments
+        asks = code_mode.policy.may_ask(code_mode.catalog)
+        made.needs_approval = calls.needs_approval if asks else False
+
+    follow()
+    code_mode.catalog.subscribe(follow)
+    return made

@@ -7,10 +7,10 @@ the 2026-07-28 protocol, which has no back-channel, gets an `InputRequiredResult
 and carries the conversation state (with the signed record of the paused run) as its `requestState`; the
 client asks the person and retries the call with the answer, and the run resumes from that state, so any
 replica can serve the retry. A client that cannot ask a person gets an `isError` result with what the run
-printed, which call waits, the calls already made, and how to decide it: call `code` again with the same code,
-the `_meta["codemode/state"]` of that result (it carries the signed record, so a stateless server needs nothing
-else), and
-`_meta["codemode/approval"] = {"id": ..., "approved": true}` (or `false` with a `"reason"`).
+printed, which call waits, the calls already made, and, since a model cannot set a request's `_meta`, that the
+model should tell the user rather than retry. The application decides it: it calls `code` again with the same
+code, the `_meta["codemode/state"]` of that result (it carries the signed record, so a stateless server needs
+nothing else), and `_meta["codemode/approval"] = {"id": ..., "approved": true}` (or `false` with a `"reason"`).
 """
 
 from __future__ import annotations
@@ -99,10 +99,12 @@ def fallback_text(result: ExecuteResult, pending: PendingApproval) -> str:
         parts.extend(f"  {'ok    ' if call.ok else 'failed'} {summary(call)}" for call in pending.calls)
     decision = json.dumps({"id": pending.id, "approved": True})
     parts.append(
-        f"To decide {pending.describe()}: this client cannot ask a person (no MCP elicitation), so ask the user, "
-        "then call `code` again with the same code, this result's "
-        f'`_meta["codemode/state"]`, and `_meta["{APPROVAL_META_KEY}"] = {decision}` (or `"approved": false` '
-        'with a `"reason"`).'
+        f"{pending.describe()} needs a person's approval, and this client cannot ask one (it has no MCP "
+        "elicitation), so you cannot make this call from here: tell the user it waits for their approval, and do "
+        "not run it again with new code (that pauses again, or repeats the calls above). "
+        "(For the application, not the model: it approves by calling `code` again with the same code, this "
+        f'result\'s `_meta["codemode/state"]`, and `_meta["{APPROVAL_META_KEY}"] = {decision}`, or '
+        '`"approved": false` with a `"reason"`.)'
     )
     return readable("\n".join(parts))
 

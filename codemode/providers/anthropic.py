@@ -90,7 +90,9 @@ class AnthropicWire:
         # nothing left (Claude may end a turn with an empty text block): no message, since the API refuses an
         # assistant message with empty content anywhere but last, and merges the user messages around it
         messages: tuple[JsonObject, ...] = ({"role": "assistant", "content": [*blocks]},) if blocks else ()
-        return Turn(text="".join(texts), calls=calls, usage=read_usage(response.get("usage")), messages=messages)
+        cut = response.get("stop_reason") == "max_tokens"
+        usage = read_usage(response.get("usage"))
+        return Turn(text="".join(texts), calls=calls, usage=usage, messages=messages, cut=cut)
 
     def _call(self, block: JsonObject) -> CodeCall:
         call_id = str(block.get("id", ""))

@@ -64,6 +64,8 @@ class Turn:
     """Token usage of the request that produced this response."""
     messages: tuple[JsonObject, ...] = ()
     """The response as messages to append to the history, in the provider's format."""
+    cut: bool = False
+    """Whether the response stopped at the output limit (`max_tokens`): its text, or its last call, is incomplete."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -78,7 +78,8 @@ class OpenAIChatWire:
         if tool_calls:
             message["tool_calls"] = [*tool_calls]
         calls = tuple(self._call(call) for call in tool_calls)
-        return Turn(text=text, calls=calls, usage=read_usage(response.get("usage")), messages=(message,))
+        cut = bool(choices) and choices[0].get("finish_reason") == "length"
+        return Turn(text=text, calls=calls, usage=read_usage(response.get("usage")), messages=(message,), cut=cut)
 
     def _call(self, call: JsonObject) -> CodeCall:
         call_id = str(call.get("id", ""))

@@ -87,7 +87,10 @@ class OpenAIResponsesWire:
             if part.get("type") == "output_text" and isinstance(part.get("text"), str)
         ]
         calls = tuple(self._call(item) for item in items if item.get("type") == "function_call")
-        return Turn(text="".join(texts), calls=calls, usage=read_usage(response.get("usage")), messages=tuple(items))
+        details = response.get("incomplete_details")
+        cut = isinstance(details, dict) and details.get("reason") == "max_output_tokens"
+        usage = read_usage(response.get("usage"))
+        return Turn(text="".join(texts), calls=calls, usage=usage, messages=tuple(items), cut=cut)
 
     def _call(self, item: JsonObject) -> CodeCall:
         call_id = str(item.get("call_id", ""))

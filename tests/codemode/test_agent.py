@@ -527,3 +527,51 @@ async def test_a_run_stopped_by_max_steps_continues_without_a_new_prompt() -> No
     assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(prompts))
     roles = [message["role"] for message in agent.messages]
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
+
+
+def cut(wire_name: str, response: JsonObject) -> JsonObject:
+    """The response as the API gives it when it stopped at `max_tokens`."""
+    marked: Any = copy.deepcopy(response)
+    if wire_name == "anthropic":
+        marked["stop_reason"] = "max_tokens"
+    elif wire_name == "openai-chat":
+        marked["choices"][0]["finish_reason"] = "length"
+    else:
+        marked["status"] = "incomplete"
+        marked["incomplete_details"] = {"reason": "max_output_tokens"}
+    result: JsonObject = marked
+    return result
+
+
+@dataclass
+class CuttingModel:
+    """A `ScriptedModel` whose every response stopped at the output limit (the first with its code call cut)."""
+
+    inner: ScriptedModel
+    responses: list[JsonObject] = field(default_factory=list)
+    wire: WireFormat = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.wire = self.inner.wire
+
+    async def complete(self, request: JsonObject, *, on_text: TextSink | None = None) -> JsonObject:
+        response = await self.inner.complete(request, on_text=on_text)
+        if not self.responses:
+            response = garble(self.wire.name, response)
+        self.responses.append(response)
+        return cut(self.wire.name, response)
+
+
+async def test_a_response_cut_at_max_tokens_says_so_for_a_code_call_and_stops_a_cut_answer(wire: WireFormat) -> None:
+    """A cut call reads that the output limit cut it (not "not valid JSON"); a cut answer is `stopped="max_tokens"`."""
+    model = CuttingModel(ScriptedModel(wire, [step("Working.", "return 1"), step("Here is the report: 1. Kestrel")]))
+    async with CodeMode(build_catalog(), isolation="inline") as cm:
+        agent = Agent(cm, model, system=SYSTEM, max_tokens=1_000)
+        result = await agent.run(PROMPT)
+    assert (result.stopped, result.answer) == ("max_tokens", "Here is the report: 1. Kestrel")
+    [(call, outcome)] = result.steps[0].executions
+    assert outcome is None
+    assert call.error == snapshot(
+        "Your code was cut off at the output limit (1,000 tokens) before it ended, so it did not run. Send shorter code: split the work over several runs, and keep data out of the code."
+    )
+    assert call.error in wire.history_texts(agent.messages)

@@ -37,7 +37,18 @@ CASES = [
         "super_skips_the_timeout_facade",
         """
         import asyncio
-        W = type("W", (), {"__lt__": bool, "__gt__": callable, "__le__": callable, "__ge__": bool, "__sub__": float})()
+        class Lying:
+            def __lt__(self, other):
+                return False
+            def __gt__(self, other):
+                return True
+            def __le__(self, other):
+                return True
+            def __ge__(self, other):
+                return False
+            def __sub__(self, other):
+                return 0.0
+        W = Lying()
         t = asyncio.timeout(100)
         await super(type(t), t).__aenter__()
         super(type(t), t).reschedule(W)
@@ -50,7 +61,11 @@ CASES = [
         "super_skips_the_chainmap_facade",
         """
         import collections, functools, typing
-        Evil = type("Evil", (), {"__hash__": functools.partial(int, hash(complex)), "__eq__": bool})
+        class Evil:
+            def __hash__(self):
+                return hash(complex)
+            def __eq__(self, other):
+                return True
         cm = collections.ChainMap(typing.Optional)
         return repr(super(collections.ChainMap, cm).__getitem__(Evil()))
         """,
@@ -150,7 +165,11 @@ CASES = [
         "strptime_format_with_a_lying_hash",
         """
         import datetime, functools
-        Evil = type("Evil", (str,), {"__hash__": functools.partial(int, hash("%Y-%m-%d")), "__eq__": bool})
+        class Evil(str):
+            def __hash__(self):
+                return hash("%Y-%m-%d")
+            def __eq__(self, other):
+                return True
         return str(datetime.datetime.strptime("2024-31-12", Evil("%Y-%d-%m")).date())
         """,
         Value("2024-12-31"),

@@ -45,14 +45,15 @@ if TYPE_CHECKING:
 
 _SELF_HASHED = """
 import typing
-class M(type):
-    def __hash__(cls):
+class M:
+    def __hash__(self):
         return 8749697747494
-    def __eq__(cls, other):
+    def __eq__(self, other):
         return True
-K = M("K", (), {})
+K = M()
 """
-"""A class whose `__hash__` and `__eq__` the code defined: typing's caches would compare it with the host's keys."""
+"""An object whose `__hash__` and `__eq__` the code defined: typing's caches would compare it with the host's keys
+(a metaclass cannot define them: `test_escapes_review9.py`)."""
 SELF_HASHED_REFUSED = guard(
     "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
 )
@@ -696,14 +697,14 @@ async def test_the_hosts_decimal_context_outlives_the_code(sb: Sandbox, name: st
 
 _COMPLEX_LOOKALIKE = """
 import typing
-class M(type):
-    def __hash__(cls):
+class M:
+    def __hash__(self):
         return HASH
-    def __eq__(cls, other):
+    def __eq__(self, other):
         return True
-K = M("K", (), {})
+K = M()
 """
-"""A class that hashes like `complex` and equals everything: typing's caches would hand it out for `complex`."""
+"""An object that hashes like `complex` and equals everything: typing's caches would hand it out for `complex`."""
 
 
 async def test_typing_lookups_of_the_host_are_its_own(sandboxes: dict[str, Sandbox]) -> None:

@@ -114,6 +114,84 @@ def case(name: str, code: str) -> Case:
 
 CASES = [
     case(
+        "classes_that_compare_hash_and_decorate_as_models_write_them",
+        """
+        import abc, copy, dataclasses, functools
+
+        def logged(method):
+            @functools.wraps(method)
+            def wrapper(self, *args):
+                return method(self, *args)
+            return wrapper
+
+        class Point:
+            def __init__(self, x, y):
+                self.x, self.y = x, y
+            @logged
+            def __eq__(self, other):
+                return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+            def __hash__(self):
+                return hash((self.x, self.y))
+            def __lt__(self, other):
+                return (self.x, self.y) < (other.x, other.y)
+            @property
+            def norm(self):
+                return abs(self.x) + abs(self.y)
+            @staticmethod
+            def origin():
+                return Point(0, 0)
+            @classmethod
+            def diagonal(cls, n):
+                return cls(n, n)
+            @logged
+            def moved(self, dx):
+                return Point(self.x + dx, self.y)
+
+        class Key(str):
+            def __eq__(self, other):
+                return str.lower(self) == str.lower(other)
+            def __hash__(self):
+                return hash(str.lower(self))
+
+        @dataclasses.dataclass(frozen=True, order=True)
+        class Version:
+            major: int
+            minor: int = 0
+
+        class Sized(abc.ABC):
+            @abc.abstractmethod
+            def __len__(self):
+                ...
+
+        class Three(Sized):
+            def __len__(self):
+                return 3
+
+        class Registry(type):
+            made = []
+            def __init__(cls, name, bases, namespace):
+                Registry.made.append(name)
+
+        Plugin = Registry("Plugin", (), {"kind": "plugin"})
+        Made = type("Made", (), {"__hash__": None, "n": 1})
+        made = Made()
+        twice = copy.copy(made)
+
+        def scale(factor, value):
+            return factor * value
+
+        double = functools.partial(scale, 2)
+        lengths = functools.partial(map, len)
+        print(Point(1, 2) == Point(1, 2), Point(1, 2) != Point(2, 1), {Point(1, 2), Point(1, 2)} == {Point(1, 2)})
+        print(sorted([Point(2, 0), Point(1, 5)])[0].x, Point(3, -4).norm, Point.origin().x, Point.diagonal(2).y)
+        print(Point(1, 1).moved(2).x, Point.__eq__.__name__, {Key("A"): 1}.get(Key("a")), Key("B") == "b")
+        print(Version(1, 2) < Version(2), hash(Version(1)) == hash(Version(1)), len(Three()), Registry.made)
+        print(Plugin.kind, isinstance(Plugin, Registry), Made.__module__, twice is not made, twice.n)
+        print(double(21), list(lengths(["ab", "c"])), double.func is scale, double.args, lengths.func is map)
+        [Version(3).major, list(map(len, ["xyz"])), Made.__hash__ is None]
+        """,
+    ),
+    case(
         "top_level_await_and_async_def",
         """
         import asyncio

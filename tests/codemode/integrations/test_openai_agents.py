@@ -13,7 +13,7 @@ pytest.importorskip("agents")
 
 import httpx2
 from agents import Agent, OpenAIResponsesModel, Runner, set_tracing_disabled
-from integration_fakes import ANNOUNCED, ARGUMENT_MISTAKES, CALL, SEARCH
+from integration_fakes import ANNOUNCED, ARGUMENT_MISTAKES, CALL, MISSING, SEARCH
 from openai import AsyncOpenAI
 
 from codemode.integrations.openai_agents import code_tool
@@ -32,6 +32,8 @@ class ResponsesServer:
     bodies: list[dict[str, Any]] = field(default_factory=list)
     arguments: list[dict[str, object]] = field(default_factory=list)
     """The arguments of each `code` call, when a test sends other arguments than `{"code": ...}`."""
+    raw: str | None = None
+    """The first call's arguments as sent, when a test sends text that is not JSON."""
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.bodies.append(json.loads(request.content))
@@ -43,7 +45,7 @@ class ResponsesServer:
                 "id": f"fc_{step}",
                 "call_id": f"call_{step}",
                 "name": "code",
-                "arguments": json.dumps(calls[step]),
+                "arguments": self.raw if self.raw is not None and step == 0 else json.dumps(calls[step]),
                 "status": "completed",
             }
         else:
@@ -125,3 +127,21 @@ async def test_a_code_argument_mistake_is_answered_as_the_other_adapters_do(
     result = await Runner.run(server.agent(code_mode), "Print one.")
 
     assert (result.final_output, server.tool_outputs(1)) == ("done", [expected])
+
+
+async def test_arguments_that_are_not_json_get_a_tool_result_not_an_approval_interruption(code_mode: CodeMode) -> None:
+    """With no tool needing approval, the SDK's `needs_approval` is off, so the model reads how to call `code`."""
+    server = ResponsesServer([], arguments=[{}], raw='{"code": "print(1)')
+
+    result = await Runner.run(server.agent(code_mode), "Print one.")
+
+    assert (result.final_output, result.interruptions) == ("done", [])
+    assert server.tool_outputs(1) == [MISSING]
+
+
+async def test_the_tool_asks_about_approval_once_the_catalog_has_a_tool_that_needs_it(code_mode: CodeMode) -> None:
+    """`needs_approval` follows the catalog: off for a catalog without approvals, the run-the-code check after."""
+    tool = code_tool(code_mode)
+    assert tool.needs_approval is False
+    code_mode.catalog.add(name="refund", description="Refund.", parameters={"type": "object"}, approval=True)
+    assert callable(tool.needs_approval)

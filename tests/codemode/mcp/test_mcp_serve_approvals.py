@@ -103,8 +103,8 @@ async def test_a_client_without_elicitation_gets_how_to_approve_and_a_stateless_
 
 
 async def test_a_client_without_elicitation_reads_the_output_and_the_calls_already_made() -> None:
-    """The paused result keeps what the run printed and says which calls took effect, so new code would repeat
-    them; resuming with `_meta` does not."""
+    """The paused result keeps what the run printed, says which calls took effect, and tells the model to ask the
+    user, not to send `_meta` (a model cannot); the application resuming with `_meta` repeats nothing."""
     shop = make_shop()
     code = (
         'order = await tools.get_order(order_id="A1")\nprint("total", order["total"])\n'
@@ -125,10 +125,12 @@ async def test_a_client_without_elicitation_reads_the_output_and_the_calls_alrea
         "These calls were already made and took effect; resuming does not make them again, but new code would "
         "make them a second time:\n"
         '  ok     get_order(order_id="A1")\n'
-        'To decide refund(order_id="A1", amount=150.0): this client cannot ask a person (no MCP elicitation), so '
-        'ask the user, then call `code` again with the same code, this result\'s `_meta["codemode/state"]`, and '
-        f'`_meta["codemode/approval"] = {{"id": "{approval["id"]}", "approved": true}}` (or `"approved": false` '
-        'with a `"reason"`).'
+        'refund(order_id="A1", amount=150.0) needs a person\'s approval, and this client cannot ask one (it has no '
+        "MCP elicitation), so you cannot make this call from here: tell the user it waits for their approval, and "
+        "do not run it again with new code (that pauses again, or repeats the calls above). (For the application, "
+        "not the model: it approves by calling `code` again with the same code, this result's "
+        f'`_meta["codemode/state"]`, and `_meta["codemode/approval"] = {{"id": "{approval["id"]}", "approved": '
+        'true}`, or `"approved": false` with a `"reason"`.)'
     )
     assert texts(done)[0] == "total 150.0\n" + REFUNDED
     assert shop.made == {"get_order": 1, "get_order:A1": 1, "refund": 1}
