@@ -10,9 +10,10 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from pydantic import PydanticUserError, TypeAdapter
-from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import ArgsKwargs
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import ArgsKwargs, core_schema
 
+from codemode._results import BYTES_NOTE
 from codemode.errors import CatalogError
 
 if TYPE_CHECKING:
@@ -44,10 +45,14 @@ class Arguments:
         }
         target: Any = bind  # pydantic builds a call schema from a function, which its type stubs do not spell
         self._adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(target)
+        self._open = any(param.kind == param.VAR_KEYWORD for param in signature.parameters.values())
 
     def json_schema(self) -> JsonObject:
-        """The JSON Schema of the keyword arguments."""
-        return self._adapter.json_schema(schema_generator=_ToolSchemaGenerator)
+        """The JSON Schema of the keyword arguments (`**kwargs` of any type, `Any` too, takes keys beyond them)."""
+        schema = self._adapter.json_schema(schema_generator=_ToolSchemaGenerator)
+        if self._open and "additionalProperties" not in schema:  # pydantic writes nothing for `**kwargs: Any`
+            schema["additionalProperties"] = True
+        return schema
 
     def convert(self, arguments: Mapping[str, JsonValue]) -> dict[str, Any]:
         """The arguments as the handler's types, defaults filled in.
@@ -94,7 +99,34 @@ def _returns_schema(annotation: Any) -> JsonObject | None:
 
 
 class _ToolSchemaGenerator(GenerateJsonSchema):
-    """Pydantic's schema generator without the `title` it derives from each field name (noise for a model)."""
+    """Pydantic's schema generator, with the few changes a tool's schemas need.
+
+    No `title` derived from each field name (noise for a model); the arguments' models, dataclasses and TypedDicts
+    closed (a misspelt key is refused, where pydantic would drop it); a result's bytes described as the code gets them.
+    """
 
     def field_title_should_be_set(self, schema: object) -> bool:
         return False
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        return self._closed(super().model_schema(schema))
+
+    def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
+        return self._closed(super().dataclass_schema(schema))
+
+    def typed_dict_schema(self, schema: core_schema.TypedDictSchema) -> JsonSchemaValue:
+        return self._closed(super().typed_dict_schema(schema))
+
+    def _closed(self, json_schema: JsonSchemaValue) -> JsonSchemaValue:
+        """No keys beyond the fields, unless the class allows them (`extra="allow"` wrote `additionalProperties`)."""
+        target = self.resolve_ref_schema(json_schema)
+        if self.mode == "validation" and target.get("type") == "object" and "additionalProperties" not in target:
+            target["additionalProperties"] = False
+        return json_schema
+
+    def bytes_schema(self, schema: core_schema.BytesSchema) -> JsonSchemaValue:
+        json_schema = super().bytes_schema(schema)
+        if self.mode == "serialization":  # a str to the code, whose `format: binary` would mislead
+            json_schema.pop("format", None)
+            json_schema["description"] = BYTES_NOTE
+        return json_schema

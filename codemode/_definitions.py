@@ -1,7 +1,8 @@
 """What a definition must be to enter a catalog: a well-formed tool, under its (prefixed) name and alias.
 
 Apart from `codemode.catalog` so that the catalog module holds what a catalog does, and these checks, shared
-by every way in (`add`, `extend`, `load_jsonl`, `replace`), sit together with the messages they raise.
+by every way in (`add`, `extend`, `load_jsonl`, `replace`), sit together with the messages they raise, and with
+the one rule that settles a clash by itself (`numbered_aliases`, within one source).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from codemode._naming import is_portable_alias, portable_alias
 from codemode.errors import CatalogError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from codemode.tools import Tool
 
@@ -25,6 +26,28 @@ def renamed(tool: Tool, prefix: str, aliases: Mapping[str, str] | None) -> Tool:
     if (name, alias) == (tool.name, tool.alias):
         return tool
     return dataclasses.replace(tool, name=name, alias=alias)
+
+
+def numbered_aliases(tools: list[Tool], taken: Callable[[str], bool]) -> list[Tool]:
+    """One source's tools, each whose derived alias another of them already has numbered: `car_rental_2`.
+
+    Names that differ only in punctuation (`car_rental`, `car.rental`) derive one alias. A tool whose name is the
+    alias keeps it; the others, in order, get the first of `_2`, `_3`, ... that no tool of the source and nothing
+    `taken` (the catalog's names and aliases) has. A hand-made alias is never changed.
+    """
+    names = {tool.name for tool in tools}
+    used: set[str] = set()
+    placed = []
+    for tool in tools:
+        alias = tool.alias
+        if alias != tool.name and alias == portable_alias(tool.name) and (alias in names or alias in used):
+            number = 2
+            while f"{alias}_{number}" in names or f"{alias}_{number}" in used or taken(f"{alias}_{number}"):
+                number += 1
+            tool = dataclasses.replace(tool, alias=f"{alias}_{number}")
+        used.add(tool.alias)
+        placed.append(tool)
+    return placed
 
 
 def collision_message(tool: Tool, other: Tool, key: str) -> str:

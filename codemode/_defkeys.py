@@ -69,7 +69,11 @@ class DefinitionKeys:
             target = root if ref == "#" else resolve_ref(ref, root)
             found: _Body | None = None
             if target is not None:
-                body = {key: value for key, value in target.items() if key not in ("$defs", "definitions")}
+                body = {  # a class closed to other keys reads the same: a model taken is closed, returned is not
+                    key: value
+                    for key, value in target.items()
+                    if key not in ("$defs", "definitions") and not (key == "additionalProperties" and value is False)
+                }
                 inner = [(each, _defs_name(each)) for each in _refs(body)]
                 if not any(name is None and each.startswith("#") for each, name in inner):
                     named = [(each, name) for each, name in inner if name is not None]

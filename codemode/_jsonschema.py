@@ -306,19 +306,22 @@ class CheckedSchema:
     """The `jsonschema` validator (of the relaxed schema, when there is a problem)."""
 
     def errors(self, instance: JsonValue) -> list[Any]:
-        """The first validation errors of `instance`, first by path; a reference that cannot be followed is skipped.
+        """The first validation errors of `instance`, first by path, worded to act on (`codemode._schema_errors`).
+
+        A reference that cannot be followed is skipped.
 
         The walk stops after `FIRST_ERRORS`: a million bad items would each build an error, for one message.
         """
         from referencing.exceptions import Unresolvable  # loaded with `jsonschema`, by `_drafts`
 
+        from codemode._schema_errors import readable  # it reads schemas with this module's functions
+
+        root = as_schema(self.validator.schema)
         try:
-            found = itertools.islice(self.validator.iter_errors(instance), FIRST_ERRORS)
-            return sorted(found, key=lambda e: list(e.absolute_path))
+            found = list(itertools.islice(self.validator.iter_errors(instance), FIRST_ERRORS))
         except Unresolvable:  # a remote or broken `$ref`: check what can be checked without it
-            relaxed = _relaxed(as_schema(self.validator.schema))
-            found = itertools.islice(relaxed.iter_errors(instance), FIRST_ERRORS)
-            return sorted(found, key=lambda e: list(e.absolute_path))
+            found = list(itertools.islice(_relaxed(root).iter_errors(instance), FIRST_ERRORS))
+        return sorted((readable(e, root) for e in found), key=lambda e: list(e.absolute_path))
 
 
 def checked_schema(schema: JsonObject) -> CheckedSchema:

@@ -6,7 +6,9 @@ The rules are the sandbox's (`sandbox/_jsonvalue.py`), so a value reads the same
 `to_jsonable_python`: `"PT3H"`, `"2024-01-02T03:04:05Z"`), which is also what the stubs, made from pydantic's
 schemas, promise. A pydantic model is dumped in Python mode (by its aliases, as its schema names the keys) and walked
 here like any other value, so its sets are sorted too; a value only pydantic knows (a URL, a secret, an IP address)
-is written by pydantic, inside a model only.
+is written by pydantic, inside a model only. A NaN or an infinity (a statistic of an empty column) is `null`, as
+JavaScript and pandas write it, rather than the whole result refused. Bytes, which a host cannot always make text,
+are their UTF-8 text where they decode (the sandbox's rule) and base64 where they do not, everywhere (`bytes_text`).
 A model whose config chooses its own JSON (`ser_json_timedelta="float"`), as its schema then says, is dumped in JSON
 mode instead; `when_used="json"` serializers of the other models are not run (their schemas rarely differ).
 Anything else (a file, a generator, an arbitrary object) is refused rather than guessed at: iterating or
@@ -18,6 +20,7 @@ sandbox does not check again on a result it gets already encoded.
 
 from __future__ import annotations
 
+import base64
 import collections
 import dataclasses
 import datetime
@@ -46,6 +49,8 @@ _INT_CAP = 1 << MAX_INT_BITS
 _PYDANTIC_TEXT: Final = (datetime.date, datetime.time, datetime.timedelta, Decimal, uuid.UUID, fractions.Fraction)
 """Written as pydantic's JSON mode writes them (`datetime` is a `date`): ISO 8601, the digits, `1/3`."""
 _EXACT_TEXT: Final = frozenset(_PYDANTIC_TEXT) | {datetime.datetime}
+BYTES_NOTE: Final = "bytes: their UTF-8 text, or base64 (`base64.b64decode(...)`) when they are not UTF-8"
+"""What a stub says of a result that is bytes, as `bytes_text` converts them."""
 
 
 class NotJsonResultError(TypeError):
@@ -198,11 +203,19 @@ class _Walk:
         text = _text(value)
         if text is not None:
             return self.text(text)
-        if self.models:  # a field's value of a type pydantic declared (a URL, bytes): its JSON mode writes it
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return self.text(bytes_text(bytes(value)))
+        if self.models:  # a field's value of a type pydantic declared (a URL, a secret): its JSON mode writes it
             return self.value(to_jsonable_python(value), depth - 1)
-        if isinstance(value, (bytes, bytearray)):
-            raise NotJsonResultError("bytes are not JSON data (decode them, or base64-encode them)")
         raise NotJsonResultError(f"a value of type {type(value).__name__!r} is not JSON data")
+
+
+def bytes_text(data: bytes) -> str:
+    """Bytes as the code gets them: their UTF-8 text (the sandbox's own rule), else base64 (`BYTES_NOTE` says so)."""
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return base64.b64encode(data).decode("ascii")
 
 
 def _whole(number: int) -> int:
@@ -211,10 +224,9 @@ def _whole(number: int) -> int:
     return number
 
 
-def _finite(number: float) -> float:
-    if not math.isfinite(number):
-        raise NotJsonResultError(f"{number!r} is not a JSON number")
-    return number
+def _finite(number: float) -> float | None:
+    """NaN and infinities as `null`, as JavaScript and pandas write them: only the host could fix them, not the code."""
+    return number if math.isfinite(number) else None
 
 
 @functools.cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
+from codemode._definitions import numbered_aliases
 from codemode._naming import close_matches, portable_alias
 from codemode.errors import CatalogError
 
@@ -66,8 +67,9 @@ def register_fitting(
     """Add `tools` to `catalog`, in one change when all fit; else each that fits, telling `misfit` of the others.
 
     Returns:
-        The tools registered, in order.
+        The tools registered, in order (aliases numbered where the source's own names clash: `numbered_aliases`).
     """
+    tools = numbered_aliases(list(tools), catalog.__contains__)
     try:
         catalog.extend(tools)
     except CatalogError:

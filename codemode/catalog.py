@@ -11,6 +11,7 @@ subscribers as one `CatalogChange`, which lets a search index or a discovery sta
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -18,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from codemode._bulk import collector_paused
-from codemode._definitions import check_definition, collision_message, renamed
+from codemode._definitions import check_definition, collision_message, numbered_aliases, renamed
 from codemode._jsonl import tool_from_json_line
 from codemode._jsonschema import checked_schema
-from codemode._naming import close_matches
+from codemode._naming import close_matches, portable_alias
 from codemode.errors import CatalogError
 from codemode.tools import Handler, Tool, tool_from_function
 
@@ -226,7 +227,8 @@ class Catalog:
                 (`{"car.rental": "car_rental_dotted"}` beside a tool named `car_rental`).
         """
         pending: dict[str, Tool] = {}
-        added = [self._check_new(renamed(tool, prefix, aliases), pending) for tool in tools]
+        batch = numbered_aliases([renamed(tool, prefix, aliases) for tool in tools], self.__contains__)
+        added = [self._check_new(tool, pending) for tool in batch]
         self._commit(added=added, removed=[])
 
     def replace(self, tool: Tool) -> Tool:
@@ -237,6 +239,9 @@ class Catalog:
                 f"Cannot replace tool {tool.name!r}: it is not in the catalog. Register it with `catalog.add` "
                 "or `catalog.extend` first."
             )
+        holder = self._by_key.get(tool.alias)
+        if holder is not None and holder is not old and tool.alias == portable_alias(tool.name):
+            tool = dataclasses.replace(tool, alias=old.alias)  # a numbered alias (`car_rental_2`) stays
         self._check_new(tool, {}, replacing=old)
         self._commit(added=[tool], removed=[old])
         return old
@@ -291,16 +296,21 @@ class Catalog:
         except (OSError, UnicodeDecodeError) as e:
             raise CatalogError(f"Cannot read tool definitions from {str(path)!r}: {e}") from e
         pending: dict[str, Tool] = {}
-        added: list[Tool] = []
+        read: list[tuple[int, Tool]] = []
         with collector_paused():
             for number, line in enumerate(text.splitlines(), start=1):
                 if not line.strip():
                     continue
                 try:
-                    tool = tool_from_json_line(line, prefix=prefix, aliases=aliases)  # checked as it is read
-                    added.append(self._check_new(tool, pending, checked=True))
+                    read.append((number, tool_from_json_line(line, prefix=prefix, aliases=aliases)))  # checked
                 except CatalogError as e:
                     raise CatalogError(f"{path}:{number}: {e}") from e
+        added = numbered_aliases([tool for _, tool in read], self.__contains__)
+        for (number, _), tool in zip(read, added, strict=True):
+            try:
+                self._check_new(tool, pending, checked=True)
+            except CatalogError as e:
+                raise CatalogError(f"{path}:{number}: {e}") from e
         # One JSON line (no raw newline in it) before the text keeps the two apart without re-encoding the text.
         header = json.dumps([prefix, sorted((aliases or {}).items())], ensure_ascii=False) + "\n"
         source = (header + text).encode("utf-8", "surrogatepass")

@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
     from codemode.tools import Tool
 
-MAX_DESCRIPTION: Final = 1000
-"""Tool descriptions longer than this many characters are cut, with a visible marker."""
+MAX_DESCRIPTION: Final = 4000
+"""Tool descriptions longer than this many characters are cut, with a visible marker. Long enough that `describe`
+gives a whole description, last sentence too ("always pass dry_run=True first"), for all but the rarest (2 of the
+4,232 tools of the shared data sets); search results show one line of it anyway."""
 _MAX_PARAM_DESCRIPTION: Final = 400
 _MAX_DEFAULT_SOURCE: Final = 60
 """Longer defaults render as `= ...` in the signature and in full (trimmed) in the `Args:` entry."""

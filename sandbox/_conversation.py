@@ -124,6 +124,8 @@ class Conversation:
                 self._group = group
                 try:
                     self._readable()  # what the worker wrote while this task got here: often its whole answer
+                    if self._outcome is not None:  # a run still gives the loop a turn, as one that waited would
+                        await anyio.lowlevel.cancel_shielded_checkpoint()
                     return await self._serve(None, watching=True)
                 finally:
                     self._group = None

@@ -152,7 +152,7 @@ class McpSources:
 
         def misfit(tool: Tool, error: CatalogError) -> None:
             link = links[tool.name]
-            self._fail(f"{link.label}/{link.names.pop(tool.name)}", str(error))
+            self._fail(f"{link.label}/{link.names.pop(tool.name)}", str(error), what="tool")
 
         fitted = register_fitting(self.catalog, [tool for _, tool in named], misfit)
         for tool in fitted:
@@ -201,11 +201,11 @@ class McpSources:
                 try:
                     self.catalog.replace(new)
                 except CatalogError as error:
-                    self._fail(f"{link.label}/{server_name}", str(error))
+                    self._fail(f"{link.label}/{server_name}", str(error), what="tool")
         added = [mcp_tool for server_name, mcp_tool in fresh.items() if server_name not in by_server_name]
         if added:
             self._register([(link, added)])
 
-    def _fail(self, key: str, message: str) -> None:
+    def _fail(self, key: str, message: str, *, what: str = "server") -> None:
         self.failures[key] = message
-        logger.warning("MCP server %r left out: %s", key, message)
+        logger.warning("MCP %s %r left out: %s", what, key, message)

@@ -12,6 +12,7 @@ happened).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 from dataclasses import dataclass
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("codemode.mcp")
 
 _MAX_PAGES = 1000
+_TEXT_RESULT: JsonObject = {
+    "description": "The server's answer: JSON text as its data (a dict or list); other text as a str."
+}
+"""The result of a tool without `outputSchema`, as `result_json` gives it: the stub says so."""
 """Pages of `tools/list` read before giving up on a server that never stops paginating."""
 _PROBE_TIMEOUT = 5.0
 """Seconds a server has to answer the probe after a call timed out (at most the call timeout), before its
@@ -94,7 +99,7 @@ class ServerLink:
             name=name,
             description=mcp_tool.description or mcp_tool.title or "",
             parameters=mcp_tool.input_schema,
-            returns=mcp_tool.output_schema,
+            returns=_TEXT_RESULT if mcp_tool.output_schema is None else mcp_tool.output_schema,
             handler=call,
             approval=needs_approval(self.server.approval, server_name, name, portable_alias(name)),
         )
@@ -259,7 +264,10 @@ async def list_tools(client: Client) -> list[types.Tool]:
 
 
 def result_json(result: types.CallToolResult) -> JsonValue:
-    """A tool result as JSON: the structured content if any, else the text; an error result raises `ToolError`."""
+    """A tool result as JSON: the structured content if any, else the text; an error result raises `ToolError`.
+
+    One text block that is a whole JSON object or array (what most servers send) is its data.
+    """
     if result.is_error:
         texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
         raise tool_error("\n".join(texts).strip() or "the tool failed without saying why")
@@ -267,8 +275,20 @@ def result_json(result: types.CallToolResult) -> JsonValue:
         structured: JsonValue = result.structured_content
         return structured
     if all(isinstance(block, types.TextContent) for block in result.content):
-        return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+        text = "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+        return _json_text(text) if len(result.content) == 1 else text
     return [_block_json(block) for block in result.content]
+
+
+def _json_text(text: str) -> JsonValue:
+    """`text` parsed, if it is a whole JSON object or array; else `text` itself (a number or a word stays text)."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return text
+    try:
+        data: JsonValue = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return data
 
 
 def _block_json(block: Any) -> JsonValue:

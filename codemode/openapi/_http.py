@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 _RETRIED: Final = frozenset({429, 503})
 _DELIMITERS: Final = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}
 _MESSAGE_KEYS: Final = ("message", "error_description", "error", "detail", "title", "errors", "msg", "description")
+_LOCATIONS: Final = ("body", "query", "path", "header", "cookie")
+"""Where FastAPI's `loc` starts: the part of the request, which the model does not pass as such."""
 _MAX_ERROR_CHARS: Final = 500
 _DOT_SEGMENTS: Final = frozenset({"", ".", ".."})
 _TEXTUAL: Final = ("text/", "application/xml", "application/javascript", "application/yaml", "application/x-yaml")
@@ -119,7 +121,7 @@ class HttpApi:
                     raise tool_error(late) from None
                 raise CutOffError(f"{late}; {MAY_HAVE_ACTED}") from None
             except httpx2.HTTPError as error:
-                detail = self.redactor.text(f"{type(error).__name__}: {error}")
+                detail = self.redactor.text(f"{type(error).__name__}: {error} (the URL tried: {url})")
                 raise tool_error(f"cannot reach {self.label!r} for {what}: {detail}") from None
             wait = _retry_after(response, attempt)
             if response.status_code not in _RETRIED or attempt == self.max_retries or wait > self.max_retry_wait:
@@ -194,6 +196,8 @@ class _RequestParts:
         body: JsonValue = None
         for binding in operation.bindings:
             if binding.argument not in arguments:
+                if binding.location == "path":  # left out, so it has a default (`combine`): the URL needs it
+                    segments[binding.name] = quote(_scalar_text(_default(operation, binding.argument), ","), safe="")
                 continue
             value = arguments[binding.argument]
             match binding.location:
@@ -213,6 +217,12 @@ class _RequestParts:
             body = fields  # a required body with no field given is sent empty, `{}`
         path = _filled_path(operation, segments)
         return cls(path=path, query=query, headers=headers, content=_content(operation, body, headers))
+
+
+def _default(operation: Operation, argument: str) -> JsonValue:
+    properties = operation.parameters.get("properties")
+    schema = properties.get(argument) if isinstance(properties, dict) else None
+    return schema.get("default") if isinstance(schema, dict) else None
 
 
 def _filled_path(operation: Operation, values: Mapping[str, str]) -> str:
@@ -312,10 +322,21 @@ def _api_message(data: JsonValue) -> str:
         return "; ".join(filter(None, (_api_message(item) for item in data[:5])))
     if not isinstance(data, dict):
         return ""
+    where = _location(data.get("loc"))
+    if where and isinstance(data.get("msg"), str):
+        return f"{where}: {data['msg']}"
     for key in _MESSAGE_KEYS:
         if key in data and (found := _api_message(data[key])):
             return found
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _location(loc: JsonValue) -> str:
+    """A FastAPI/pydantic error's `loc` (`["body", "items", 0, "qty"]`) as the field's path: `items.0.qty`."""
+    if not isinstance(loc, list) or not all(isinstance(part, (str, int)) for part in loc):
+        return ""
+    parts = loc[1:] if len(loc) > 1 and loc[0] in _LOCATIONS else loc
+    return ".".join(str(part) for part in parts)
 
 
 @functools.cache

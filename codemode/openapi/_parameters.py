@@ -100,7 +100,9 @@ def combine(inputs: list[Input], body: Body | None, defs: JsonObject, *, defs_ke
     for item in sorted(inputs, key=lambda item: PARAMETER_ORDER.index(item.location)):
         argument = _free(item.name, properties, item.location)
         properties[argument] = _described(item.schema, item.description)
-        if item.required or item.location == "path":
+        # A path parameter is always sent, so required, unless its default fills it (`/{version}/...`, "v1").
+        filled = item.location == "path" and isinstance(item.schema, dict) and "default" in item.schema
+        if (item.required or item.location == "path") and not filled:
             required.append(argument)
         bindings.append(
             Binding(argument=argument, location=item.location, name=item.name, style=item.style, explode=item.explode)

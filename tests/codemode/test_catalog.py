@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 import pytest
 from inline_snapshot import snapshot
 
-from codemode._naming import portable_alias
 from codemode.catalog import Catalog, CatalogChange
 from codemode.errors import CatalogError
 from codemode.tools import Tool
@@ -211,6 +210,32 @@ def test_hand_made_aliases_resolve_a_clash_between_derived_aliases() -> None:
     ]
 
 
+def test_one_sources_names_that_differ_only_in_punctuation_get_numbered_aliases(tmp_path: Path) -> None:
+    """The name that is the alias keeps it, whatever the order; the others get `_2`, `_3` in order, past taken ones."""
+    rows = ["car.rental", "list-files", "car_rental", "list.files", "list_files"]
+    path = tmp_path / "tools.jsonl"
+    path.write_text(
+        "".join(json.dumps({"name": name, "description": "", "parameters": EMPTY}) + "\n" for name in rows),
+        encoding="utf-8",
+    )
+    catalog = Catalog()
+    catalog.add(name="list_files_2", description="", parameters=EMPTY)
+    catalog.load_jsonl(path)
+    other = Catalog()
+    other.extend([Tool(name=name, description="", parameters=EMPTY) for name in ("a-b", "a_b", "c")])
+
+    assert [(tool.name, tool.alias) for tool in catalog] == [
+        ("list_files_2", "list_files_2"),
+        ("car.rental", "car_rental_2"),
+        ("list-files", "list_files_3"),
+        ("car_rental", "car_rental"),
+        ("list.files", "list_files_4"),
+        ("list_files", "list_files"),
+    ]
+    assert catalog.get("car.rental") is catalog.get("car_rental_2")
+    assert [tool.alias for tool in other] == ["a_b_2", "a_b", "c"]
+
+
 def test_unknown_names_get_close_matches() -> None:
     """`similar` finds tools by name or alias, and a failed `remove` suggests them."""
     catalog = Catalog()
@@ -291,28 +316,15 @@ def test_a_bad_jsonl_line_names_the_file_and_line_and_loads_nothing(tmp_path: Pa
     assert (len(catalog), catalog.version) == (0, 0)
 
 
-def clash_aliases(names: list[str]) -> dict[str, str]:
-    """Hand-made aliases for the names whose derived alias an earlier name already has (BFCL: `car.rental`)."""
-    seen: set[str] = set()
-    aliases: dict[str, str] = {}
-    for name in names:
-        alias = portable_alias(name)
-        if alias in seen:
-            aliases[name] = alias = f"{alias}_2"
-        seen.add(alias)
-    return aliases
-
-
 def test_every_shared_data_set_loads_into_one_catalog_with_unique_identifier_aliases() -> None:
-    """Thousands of real tool names, prefixed by set, all get distinct portable aliases."""
+    """Thousands of real tool names, prefixed by set, all get distinct portable aliases (BFCL's `car.rental` too)."""
     files = sorted(DATA.glob("*/tools.jsonl"))
     if not files:
         pytest.skip(f"no data sets in {DATA}")
     catalog = Catalog(check_schemas=False)  # the meta-schema check costs ~1 ms a tool; this test is about names
     for path in files:
         prefix = f"{path.parent.name}."
-        names = [prefix + json.loads(line)["name"] for line in path.read_text(encoding="utf-8").splitlines()]
-        catalog.load_jsonl(path, prefix=prefix, aliases=clash_aliases(names))
+        catalog.load_jsonl(path, prefix=prefix)
     aliases = [tool.alias for tool in catalog]
     assert all(alias.isidentifier() and not alias.startswith("_") for alias in aliases)
     assert len(set(aliases)) == len(aliases) == len(catalog) > 1000

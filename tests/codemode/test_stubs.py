@@ -609,6 +609,12 @@ async def get_weather() -> Any:
 ''')
 
 
+def test_a_description_of_a_few_thousand_characters_keeps_its_last_sentence() -> None:
+    """A 1,500-character description is whole in the stub `describe` gives: its closing instruction is not cut."""
+    description = "Background. " * 125 + "IMPORTANT: always pass dry_run=True first."
+    assert docstring_of(render_stub(make_tool({}, description=description))) == description
+
+
 def test_every_dataset_definition_renders_a_parsable_deterministic_stub() -> None:
     """Each of the 4,000+ real definitions renders a stub and a signature that parse, byte-identical twice."""
     files = sorted(DATA.glob("*/tools.jsonl"))

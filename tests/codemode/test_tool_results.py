@@ -371,3 +371,112 @@ async def test_a_models_fields_only_pydantic_knows_and_its_own_json_settings_are
         {"userName": "ada"},
     ]
     assert "    userName: str\n" in result.run.stdout
+
+
+@dataclasses.dataclass
+class Blob:
+    """A dataclass holding bytes, as a file-reading tool returns them."""
+
+    name: str
+    data: bytes
+
+
+class Photo(BaseModel):
+    """A model holding bytes that are not UTF-8."""
+
+    thumbnail: bytes
+
+
+@ISOLATIONS
+async def test_bytes_are_their_utf8_text_or_else_base64_everywhere_and_the_stub_says_so(
+    isolation: str, sandboxes: dict[str, Sandbox]
+) -> None:
+    """Bare bytes, bytes in a dataclass and in a model: UTF-8 text where they decode, base64 where not; never a failure."""
+    catalog = Catalog()
+
+    @catalog.tool
+    def read_file(path: str) -> bytes:
+        """Read a file's raw contents."""
+        return b"hello, w\xc3\xb6rld\n" if path == "a.txt" else b"\x89PNG\r\n\x1a\n"
+
+    @catalog.tool
+    def blob() -> Blob:
+        """A named blob."""
+        return Blob(name="b", data=b"\xff\x00")
+
+    @catalog.tool
+    def photo() -> Photo:
+        """A photo."""
+        return Photo(thumbnail=b"\x89PNG")
+
+    async with CodeMode(catalog, sandbox=sandboxes[isolation]) as cm:
+        code = (
+            'return [await tools.read_file(path="a.txt"), await tools.read_file(path="a.png"), await tools.blob(),\n'
+            '        await tools.photo(), await tools.describe("read_file"), await tools.describe("photo")]'
+        )
+        result = await cm.execute(code, cm.new_state())
+
+    assert result.ok, result.text
+    assert result.run.value == [
+        "hello, wörld\n",
+        "iVBORw0KGgo=",
+        {"name": "b", "data": "/wA="},
+        {"thumbnail": "iVBORw=="},
+        snapshot('''\
+async def read_file(*, path: str) -> str:
+    """Read a file's raw contents.
+
+    Returns:
+        bytes: their UTF-8 text, or base64 (`base64.b64decode(...)`) when they are not UTF-8
+    """
+    ...
+'''),
+        snapshot('''\
+class Photo(TypedDict):
+    """A model holding bytes that are not UTF-8."""
+    thumbnail: str  # bytes: their UTF-8 text, or base64 (`base64.b64decode(...)`) when they are not UTF-8
+
+
+async def photo() -> Photo:
+    """A photo.
+
+    Returns:
+        A model holding bytes that are not UTF-8.
+    """
+    ...
+'''),
+    ]
+
+
+@dataclasses.dataclass
+class Stats:
+    """Statistics of a column, as `statistics` or pandas give them for an empty one."""
+
+    mean: float
+    spread: list[float]
+
+
+@ISOLATIONS
+async def test_nan_and_infinities_in_a_result_are_null_and_the_rest_of_the_result_arrives(
+    isolation: str, sandboxes: dict[str, Sandbox]
+) -> None:
+    """One NaN no longer loses the whole result: NaN, inf and -inf become `None` wherever they are."""
+    catalog = Catalog()
+
+    @catalog.tool
+    def column_stats(table: str) -> dict[str, Any]:
+        """Statistics of each column of a table."""
+        nan, inf = float("nan"), float("inf")
+        return {"rows": 3, "price": {"mean": 12.5}, "discount": Stats(mean=nan, spread=[inf, -inf, 1.5]), "top": nan}
+
+    async with CodeMode(catalog, sandbox=sandboxes[isolation]) as cm:
+        result = await cm.execute('return await tools.column_stats(table="orders")', cm.new_state())
+
+    assert result.ok, result.text
+    assert result.run.value == {
+        "rows": 3,
+        "price": {"mean": 12.5},
+        "discount": {"mean": None, "spread": [None, None, 1.5]},
+        "top": None,
+    }
+    assert result.calls[0].result == result.run.value

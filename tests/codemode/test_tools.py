@@ -111,6 +111,7 @@ def test_a_numpy_docstring_and_a_nested_model_give_defs_and_descriptions() -> No
         {
             "$defs": {
                 "Location": {
+                    "additionalProperties": False,
                     "description": "A point on the map.",
                     "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
                     "required": ["lat", "lon"],

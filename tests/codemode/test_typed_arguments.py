@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import pydantic
 from inline_snapshot import snapshot
@@ -193,3 +193,97 @@ async def test_a_wrong_argument_name_gets_the_closest_parameter() -> None:
     assert result.run.error.message == snapshot(
         "ToolError: tools.get_customer(): unexpected argument `customerid`; did you mean `customer_id`? Signature: get_customer(*, customer_id: str, include_orders: bool = False) -> str (line 1)"
     )
+
+
+async def test_var_keyword_parameters_untyped_or_any_take_any_keyword_and_the_stub_shows_them() -> None:
+    """`**filters` and `**filters: Any` are `**kwargs: Any` in the stub, and the keywords reach the handler."""
+    catalog = Catalog()
+
+    @catalog.tool
+    def filter_rows(**filters) -> dict[str, object]:  # type: ignore[no-untyped-def]  # untyped, as users write it
+        """Filter rows by any column."""
+        return {"filters": filters}
+
+    @catalog.tool
+    def filter_table(table: str, **filters: Any) -> dict[str, object]:
+        """Filter a table by any column."""
+        return {"table": table, "filters": filters}
+
+    result = await execute(
+        'return [await tools.filter_rows(city="Berlin", size=3), await tools.filter_table(table="t", city="Oslo"),\n'
+        '        await tools.describe("filter_rows"), await tools.describe("filter_table")]',
+        catalog,
+    )
+
+    assert result.ok, result.text
+    assert result.run.value == [
+        {"filters": {"city": "Berlin", "size": 3}},
+        {"table": "t", "filters": {"city": "Oslo"}},
+        snapshot('''\
+async def filter_rows(**kwargs: Any) -> dict[str, Any]:
+    """Filter rows by any column."""
+    ...
+'''),
+        snapshot('''\
+async def filter_table(*, table: str, **kwargs: Any) -> dict[str, Any]:
+    """Filter a table by any column."""
+    ...
+'''),
+    ]
+
+
+class UserPatch(pydantic.BaseModel):
+    email: str | None = None
+    phone: str | None = None
+
+
+class Shipping(TypedDict, total=False):
+    street: str
+    city: str
+
+
+class Tags(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")
+    color: str = ""
+
+
+async def test_a_misspelt_key_inside_a_model_or_typeddict_argument_is_refused_with_did_you_mean() -> None:
+    """`patch={"emial": ...}` fails naming the key and the right one; the handler never runs; `extra="allow"` takes it."""
+    seen: list[object] = []
+    catalog = Catalog()
+
+    @catalog.tool
+    def update_user(user_id: str, patch: UserPatch) -> str:
+        """Update a user's contact details."""
+        seen.append(patch)
+        return "updated"
+
+    @catalog.tool
+    def set_shipping(order_id: str, address: Shipping, addresses: list[Shipping] | None = None) -> str:
+        """Set an order's shipping address."""
+        seen.append(address)
+        return "set"
+
+    @catalog.tool
+    def tag(tags: Tags) -> dict[str, object]:
+        """Tag a thing with any keys."""
+        return tags.model_dump()
+
+    model = await execute('await tools.update_user(user_id="u1", patch={"emial": "new@x"})', catalog)
+    typeddict = await execute(
+        'await tools.set_shipping(order_id="o1", address={"street": "Main", "citty": "Oslo"})', catalog
+    )
+    in_list = await execute(
+        'await tools.set_shipping(order_id="o1", address={}, addresses=[{"city": "Oslo"}, {"zip": "1"}])', catalog
+    )
+    allowed = await execute('return await tools.tag(tags={"color": "red", "size": "L"})', catalog)
+
+    assert seen == []
+    assert [r.run.error.message if r.run.error else None for r in (model, typeddict, in_list)] == snapshot(
+        [
+            'ToolError: tools.update_user(): argument `patch`: unexpected key `emial`; did you mean `email`? (given {"emial": "new@x"}). Signature: update_user(*, user_id: str, patch: UserPatch) -> str (line 1)',
+            'ToolError: tools.set_shipping(): argument `address`: unexpected key `citty`; did you mean `city`? (given {"street": "Main", "citty": "Oslo"}). Signature: set_shipping(*, order_id: str, address: Shipping, addresses: list[Shipping] | None = None) -> str (line 1)',
+            'ToolError: tools.set_shipping(): argument `addresses.1`: unexpected key `zip`; the keys it takes: city, street (given {"zip": "1"}). Signature: set_shipping(*, order_id: str, address: Shipping, addresses: list[Shipping] | None = None) -> str (line 1)',
+        ]
+    )
+    assert allowed.run.value == {"color": "red", "size": "L"}

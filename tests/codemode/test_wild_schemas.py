@@ -111,7 +111,7 @@ async def test_definitions_refs_and_id_validate_nested_values() -> None:
 
     assert await error_of('await tools.draw(at={"x": 1, "y": 2})', catalog) is None
     assert await error_of('await tools.draw(at={"x": 1})', catalog) == snapshot(
-        "ToolError: tools.draw(): argument `at`: 'y' is a required property (given {\"x\": 1}). Signature: draw(*, at: Point) -> Any (line 1)"
+        'ToolError: tools.draw(): argument `at`: missing key `y` (given {"x": 1}). Signature: draw(*, at: Point) -> Any (line 1)'
     )
     assert seen == [{"at": {"x": 1, "y": 2}}]
 
@@ -235,3 +235,70 @@ def test_real_catalogs_stub_and_validator_agree_on_null(folder: str) -> None:
             checked += 1
     assert disagreements == []
     assert checked > 0 or folder == "metatool"
+
+
+SHAPES: JsonObject = {
+    "type": "object",
+    "required": ["shape"],
+    "properties": {
+        "shape": {
+            "oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Rect"}],
+            "discriminator": {"propertyName": "kind"},
+        }
+    },
+    "$defs": {
+        "Circle": {
+            "type": "object",
+            "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
+            "required": ["kind", "r"],
+        },
+        "Rect": {
+            "type": "object",
+            "properties": {"kind": {"const": "rect"}, "w": {"type": "number"}, "h": {"type": "number"}},
+            "required": ["kind", "w", "h"],
+        },
+    },
+}
+UNTAGGED: JsonObject = {
+    "type": "object",
+    "properties": {
+        "target": {
+            "anyOf": [
+                {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]},
+                {
+                    "type": "object",
+                    "properties": {"phone": {"type": "string"}, "ext": {"type": "integer"}},
+                    "required": ["phone"],
+                },
+                {"type": "string"},
+            ]
+        }
+    },
+}
+
+
+async def test_a_union_argument_error_names_the_variant_and_what_it_lacks() -> None:
+    """A tagged `oneOf` names the tag's variant and the missing key, or the tags there are; untagged, the closest variant."""
+    catalog, seen = echo_catalog(shape_area=SHAPES, notify=UNTAGGED)
+
+    errors = [
+        await error_of(code, catalog)
+        for code in (
+            'await tools.shape_area(shape={"kind": "rect", "w": 2})',
+            'await tools.shape_area(shape={"kind": "square", "w": 2})',
+            'await tools.shape_area(shape={"kind": "circle", "r": "big"})',
+            'await tools.notify(target={"phone": "1", "ext": "x"})',
+            "await tools.notify(target=[1])",
+        )
+    ]
+
+    assert seen == []
+    assert errors == snapshot(
+        [
+            'ToolError: tools.shape_area(): argument `shape`: missing key `h` (the variant for kind="rect") (given {"kind": "rect", "w": 2}). Signature: shape_area(*, shape: Circle | Rect) -> Any (line 1)',
+            'ToolError: tools.shape_area(): argument `shape.kind`: must be one of "circle", "rect" (given "square"). Signature: shape_area(*, shape: Circle | Rect) -> Any (line 1)',
+            "ToolError: tools.shape_area(): argument `shape.r`: 'big' is not of type 'number' (the variant for kind=\"circle\") (given \"big\"). Signature: shape_area(*, shape: Circle | Rect) -> Any (line 1)",
+            "ToolError: tools.notify(): argument `target.ext`: 'x' is not of type 'integer' (the closest of its 3 variants) (given \"x\"). Signature: notify(*, target: NotifyTarget | NotifyTarget2 | str | None = None) -> Any (line 1)",
+            "ToolError: tools.notify(): argument `target`: [1] is not valid under any of the given schemas (given [1]). Signature: notify(*, target: NotifyTarget | NotifyTarget2 | str | None = None) -> Any (line 1)",
+        ]
+    )

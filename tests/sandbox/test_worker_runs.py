@@ -85,6 +85,30 @@ async def test_runs_one_after_another_get_the_worker_given_back_last_and_runs_at
         assert pids[0] in {result.value for result in both}
 
 
+async def test_every_run_gives_the_event_loop_a_turn_even_when_its_answer_is_already_there() -> None:
+    """Twenty runs in a row with another task counting its turns: it gets one per run at least, though the host
+    often reads a fast worker's `done` before it would wait for it."""
+    turns = 0
+
+    async def count() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    async with Sandbox(isolation="process", workers=1) as sb:
+        await sb.run("return 1")
+        counter = asyncio.create_task(count())
+        await asyncio.sleep(0)
+        turns = 0
+        for _ in range(20):
+            assert (await sb.run("return 1")).value == 1
+        counter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await counter
+    assert turns >= 20
+
+
 async def test_a_timer_a_run_left_still_fires_between_runs_and_the_next_run_comes_through_the_loop() -> None:
     """A callback due 10 ms after its run ran before the next run, which the event loop started in a new task."""
     async with counting() as sb:

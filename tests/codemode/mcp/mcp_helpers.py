@@ -19,6 +19,7 @@ NOTES_SERVER = Path(__file__).with_name("notes_server.py")
 PAGED_SERVER = Path(__file__).with_name("paged_server.py")
 BUSY_SERVER = Path(__file__).with_name("busy_server.py")
 WILD_SERVER = Path(__file__).with_name("wild_server.py")
+JSON_TEXT_SERVER = Path(__file__).with_name("json_text_server.py")
 
 
 class NotesServer:

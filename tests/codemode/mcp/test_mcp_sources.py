@@ -11,7 +11,7 @@ import anyio
 import pytest
 from anyio.abc import SocketAttribute
 from inline_snapshot import snapshot
-from mcp_helpers import PAGED_SERVER, notes_server
+from mcp_helpers import JSON_TEXT_SERVER, PAGED_SERVER, notes_server
 
 from codemode import Catalog, CodeMode
 from codemode.cli import main
@@ -92,6 +92,52 @@ async def test_calls_work_from_sandbox_code_concurrently(reference: McpSources, 
     assert value[:2] == ["Europe/Paris", "21:00"]
     assert "main" in str(value[2])
     assert "initial commit" in str(value[3])
+
+
+async def test_json_text_without_structured_content_reaches_the_code_as_data_and_other_text_as_text() -> None:
+    """One `TextContent` holding a JSON object or array is parsed; a word, a number or broken JSON stays a str."""
+    servers = [StdioServer(command=(sys.executable, str(JSON_TEXT_SERVER)), name="json")]
+    async with McpSources(Catalog(), servers, timeout=20) as sources:
+        ok, text, value = await run(
+            sources.catalog,
+            "user = await tools.get_user()\n"
+            "return [user['name'], user['roles'], await tools.list_ids(), await tools.greet(),\n"
+            "        await tools.count(), await tools.broken(), await tools.describe('get_user')]",
+        )
+    assert ok, text
+    assert value == [
+        "Ada",
+        ["admin"],
+        [1, 2, 3],
+        "hello there",
+        "42",
+        "{not json",
+        snapshot('''\
+async def get_user() -> Any:
+    """The get_user tool.
+
+    Returns:
+        The server's answer: JSON text as its data (a dict or list); other text as a str.
+    """
+    ...
+'''),
+    ]
+
+
+async def test_a_servers_names_that_differ_only_in_punctuation_all_load_with_numbered_aliases() -> None:
+    """`car_rental` keeps its name, `car.rental` is `tools.car_rental_2`; both answer, by alias and by name."""
+    servers = [StdioServer(command=(sys.executable, str(JSON_TEXT_SERVER)), name="json")]
+    async with McpSources(Catalog(), servers, timeout=20) as sources:
+        aliases = {tool.name: tool.alias for tool in sources.catalog if "rental" in tool.name or "files" in tool.name}
+        ok, text, value = await run(
+            sources.catalog,
+            "return [await tools.car_rental(), await tools.car_rental_2(), await tools['car.rental'](),\n"
+            "        await tools.list_files()]",
+        )
+    assert sources.failures == {}
+    assert aliases == {"car.rental": "car_rental_2", "car_rental": "car_rental", "list-files": "list_files"}
+    assert ok, text
+    assert value == ["car_rental", "car.rental", "car.rental", "list-files"]
 
 
 async def test_an_error_result_is_a_tool_error_with_the_servers_message(reference: McpSources) -> None:

@@ -87,7 +87,7 @@ class Echo(_Server):
         """Seconds `/slow` holds each request."""
 
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], Any]:
-        """What was received; `/text` and `/image` give a long text and a PNG instead."""
+        """What was received; `/text`, `/image` and `/invalid` give a long text, a PNG and a FastAPI 422 instead."""
         self.requests.append((method, target, headers))
         url = urlsplit(target)
         if url.path in self.documents:
@@ -101,6 +101,13 @@ class Echo(_Server):
                 self.at_once -= 1
         if url.path.endswith("/text"):
             return 200, {"Content-Type": "text/plain; charset=utf-8"}, ("line of text\n" * 5000).encode()
+        if url.path.endswith("/invalid"):  # what every FastAPI service answers a body it cannot validate
+            detail = [
+                {"type": "missing", "loc": ["body", "shipping_address"], "msg": "Field required", "input": {}},
+                {"type": "int_parsing", "loc": ["body", "items", 0, "qty"], "msg": "Input should be a valid integer"},
+                {"type": "missing", "loc": ["query", "currency"], "msg": "Field required"},
+            ]
+            return 422, {}, {"detail": detail}
         if url.path.endswith("/image"):
             return 200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n" + bytes(1000)
         received = {"method": method, "path": url.path, "query": parse_qs(url.query), "headers": headers}

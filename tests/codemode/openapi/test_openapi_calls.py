@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from typing import TYPE_CHECKING, Literal
 
 import pytest
@@ -199,3 +200,97 @@ async def test_an_api_key_in_the_query_is_sent_by_the_host_and_redacted_from_the
     assert result.run.value == {"id": 2, "name": "Tom", "tag": "cat"}
     assert SECRET not in caplog.text
     assert '/pets/2?key=[redacted] "HTTP/1.0 200 OK"' in caplog.text
+
+
+ORDERS: JsonObject = {
+    "openapi": "3.1.0",
+    "info": {"title": "Shop", "version": "1"},
+    "paths": {
+        "/invalid": {
+            "post": {
+                "operationId": "create_order",
+                "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+async def test_a_fastapi_422_names_each_field_it_refused() -> None:
+    """A FastAPI/pydantic `detail` list keeps each error's `loc`, so the model learns which field was wrong."""
+    code = "try:\n    await tools.create_order(body={'sku': 'A'})\nexcept ToolError as error:\n    return str(error)"
+    catalog = Catalog()
+    with Echo() as echo:
+        async with OpenApiSources(catalog, [OpenApi(spec=ORDERS, base_url=echo.url)]), CodeMode(catalog) as cm:
+            result = await cm.execute(code, cm.new_state())
+    assert result.run.value == snapshot(
+        "`POST /invalid` failed with HTTP 422 Unprocessable Entity: shipping_address: Field required; "
+        "items.0.qty: Input should be a valid integer; currency: Field required"
+    )
+
+
+async def test_a_server_that_cannot_be_reached_is_a_tool_error_naming_the_url_tried() -> None:
+    """A refused connection names the API, the operation and the URL it was sent to, which is what to check."""
+    with socket.socket() as probe:  # a port nothing listens on: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = "try:\n    await tools.slow()\nexcept ToolError as error:\n    return str(error)"
+    catalog = Catalog()
+    api = OpenApi(spec=SLOW, base_url=f"http://127.0.0.1:{port}/v1", name="slow", max_retries=0)
+    async with OpenApiSources(catalog, [api]), CodeMode(catalog, isolation="inline") as cm:
+        result = await cm.execute(code, cm.new_state())
+    assert isinstance(result.run.value, str)
+    assert result.run.value.replace(str(port), "PORT") == snapshot(
+        "cannot reach 'slow' for `GET /slow`: ConnectError: All connection attempts failed (the URL tried: http://127.0.0.1:PORT/v1/slow)"
+    )
+
+
+VERSIONED: JsonObject = {
+    "openapi": "3.0.3",
+    "info": {"title": "Records", "version": "1"},
+    "paths": {
+        "/{dataset}/{version}/records": {
+            "get": {
+                "operationId": "perform_search",
+                "parameters": [
+                    {"name": "dataset", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {
+                        "name": "version",
+                        "in": "path",
+                        "required": True,
+                        "description": "The API version.",
+                        "schema": {"type": "string", "default": "v1"},
+                    },
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+async def test_a_path_parameter_with_a_default_may_be_left_out_and_its_default_fills_the_url() -> None:
+    """`version` (default "v1") is optional in the stub, and a call without it is sent to `/oa/v1/records`."""
+    catalog = Catalog()
+    with Echo() as echo:
+        api = OpenApi(spec=VERSIONED, base_url=echo.url)
+        async with OpenApiSources(catalog, [api]), CodeMode(catalog, isolation="inline") as cm:
+            code = (
+                'return [await tools.perform_search(dataset="oa"),\n'
+                '        await tools.perform_search(dataset="oa", version="v2")]'
+            )
+            result = await cm.execute(code, cm.new_state())
+    tool = catalog.get("perform_search")
+    assert tool is not None
+    assert isinstance(result.run.value, list)
+    assert [answer["path"] for answer in result.run.value] == ["/oa/v1/records", "/oa/v2/records"]
+    assert render_stub(tool) == snapshot('''\
+async def perform_search(*, dataset: str, version: str = "v1") -> Any:
+    """`GET /{dataset}/{version}/records`
+
+    Args:
+        version: The API version.
+    """
+    ...
+''')
