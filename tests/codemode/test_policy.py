@@ -163,7 +163,12 @@ async def test_a_call_past_its_tool_timeout_fails_with_a_clear_error() -> None:
             'try:\n    await tools.slow_report(region="eu")\nexcept ToolError as e:\n    print(e)', cm.new_state()
         )
     assert result.text == snapshot(
-        "tools.slow_report() did not finish within its 0.05 s limit; it may still have taken effect: check before you repeat it"
+        """\
+tools.slow_report() did not finish within its 0.05 s limit; it may still have taken effect: check before you repeat it
+The run ended with 1 tool call still in flight (given up on, never awaited, or cut off):
+  in flight, may have happened: slow_report(region="eu")
+Check whether the calls in flight took effect before you repeat them.\
+"""
     )
 
 
