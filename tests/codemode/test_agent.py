@@ -544,22 +544,11 @@ def cut(wire_name: str, response: JsonObject) -> JsonObject:
 
 
 @dataclass
-class CuttingModel:
+class CuttingModel(GarblingModel):
     """A `ScriptedModel` whose every response stopped at the output limit (the first with its code call cut)."""
 
-    inner: ScriptedModel
-    responses: list[JsonObject] = field(default_factory=list)
-    wire: WireFormat = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.wire = self.inner.wire
-
     async def complete(self, request: JsonObject, *, on_text: TextSink | None = None) -> JsonObject:
-        response = await self.inner.complete(request, on_text=on_text)
-        if not self.responses:
-            response = garble(self.wire.name, response)
-        self.responses.append(response)
-        return cut(self.wire.name, response)
+        return cut(self.wire.name, await super().complete(request, on_text=on_text))
 
 
 async def test_a_response_cut_at_max_tokens_says_so_for_a_code_call_and_stops_a_cut_answer(wire: WireFormat) -> None:
