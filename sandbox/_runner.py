@@ -252,7 +252,7 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError | Non
     if isinstance(exc, SizeLimitError):
         type_name = "MemoryError"
     detail = _exception_text(exc)
-    if isinstance(exc, BaseExceptionGroup):  # what a traceback would list under it: its exceptions, each in a word
+    if issubclass(type(exc), BaseExceptionGroup):  # what a traceback lists under it: its exceptions, each in a word
         detail += "".join(f"; {name}: {text}" if text else f"; {name}" for name, text in _grouped(exc))
     message = f"{type_name}: {detail}{where}" if detail else f"{type_name}{where}"
     return RunError(
@@ -264,17 +264,19 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError | Non
     )
 
 
-def _grouped(group: BaseExceptionGroup[BaseException], depth: int = 0) -> list[tuple[str, str]]:
+def _grouped(group: BaseException, depth: int = 0) -> list[tuple[str, str]]:
     """The first few exceptions in a group (nested groups opened), each as its class name and message."""
     found: list[tuple[str, str]] = []
-    for inner in group.exceptions[:_MAX_GROUPED]:
-        if isinstance(inner, BaseExceptionGroup) and depth < _MAX_GROUPED:
+    for inner in _EXCEPTIONS.__get__(group)[:_MAX_GROUPED]:  # the group's own tuple, never a subclass's property
+        if issubclass(type(inner), BaseExceptionGroup) and depth < _MAX_GROUPED:
             found += _grouped(inner, depth + 1)
         else:
             found.append((_capped(type(inner).__name__, MAX_NAME), _capped(_exception_text(inner), MAX_SOURCE_LINE)))
     return found[:_MAX_GROUPED]
 
 
+_EXCEPTIONS = BaseExceptionGroup.__dict__["exceptions"]
+"""`BaseExceptionGroup.exceptions`, the slot itself: the code's subclass may define its own, run after the run."""
 _MAX_GROUPED = 5
 """Exceptions of a group named in the run's error message (and levels of nested groups opened)."""
 

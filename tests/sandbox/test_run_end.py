@@ -186,3 +186,25 @@ async def test_a_task_group_that_fails_names_each_failure_and_a_limit_in_it_is_t
         "timeout",
         "the code used its whole operation budget (an endless loop?); do less work per run (line 3)",
     )
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+async def test_a_group_whose_class_redefines_its_exceptions_is_listed_from_its_own_tuple(isolation: str) -> None:
+    """The run's message reads a group's exceptions from the group itself: a subclass's `exceptions` property,
+    which would run after the run (here raising `KeyboardInterrupt` out of an inline host), is never asked."""
+    code = dedent(
+        """
+        class Group(ExceptionGroup):
+            @property
+            def exceptions(self):
+                raise KeyboardInterrupt("out of the host")
+        raise Group("g", [ValueError(1)])
+        """
+    )
+    async with Sandbox(isolation=isolation) as sb:
+        result = await sb.run(code)
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == (
+        "runtime",
+        "Group: g (1 sub-exception); ValueError: 1 (line 5)",
+    )
