@@ -104,23 +104,24 @@ class TaskGroup:
     async def _exit(self, error: BaseException | None) -> None:
         await own_task()
         self._state = "exiting"
-        failures = [] if error is None or isinstance(error, asyncio.CancelledError) else [error]
+        failures = [] if error is None or issubclass(type(error), asyncio.CancelledError) else [error]
         try:
-            while pending := [task for task in self._tasks if not task.done()]:
+            while True:
+                failures += _failures(self._tasks, failures)
+                if not (pending := [task for task in self._tasks if not task.done()]):
+                    break
                 if failures:
                     for task in pending:
                         task.cancel()
                 await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
-                failures += _failures(self._tasks, failures)
         except asyncio.CancelledError:  # the run is being stopped: so are the group's tasks
             for task in self._tasks:
                 task.cancel()
             raise
         finally:
             self._state = "done"
-        failures += _failures(self._tasks, failures)
         for failure in failures:  # the sandbox's own stop or refusal goes on as it is, never inside a group
-            if isinstance(failure, (StopRun, ForbiddenError, ForbiddenImportError)):
+            if issubclass(type(failure), (StopRun, ForbiddenError, ForbiddenImportError)):
                 raise failure
         if failures:  # the block's own error among them, as asyncio's
             raise BaseExceptionGroup("unhandled errors in a TaskGroup", failures) from None
