@@ -13,6 +13,7 @@ Example:
     ```
 
 Spans and attributes:
+
 - `codemode execute`: `codemode.code` (unless `record_code=False`), `codemode.ok`, `codemode.error.kind`,
   `codemode.calls`, `codemode.announced` (tools newly announced), `codemode.approval.pending` (the tool a
   paused run waits on).
