@@ -10,6 +10,7 @@ so a skip cannot hide.
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import re
 from contextlib import asynccontextmanager
@@ -248,4 +249,15 @@ def test_every_public_name_has_an_api_reference_entry() -> None:
         and f"{module_name}.{name}" not in entries
         and f"{module_name}.{name}" not in documented_elsewhere
     ]
+    assert missing == []
+
+
+def test_every_dotted_name_the_docs_mention_resolves() -> None:
+    """Each `codemode.x.Name` and `sandbox.x.Name` the pages write is importable as written."""
+    text = "\n".join(path.read_text() for path in PAGES)
+    missing = []
+    for dotted in sorted(set(re.findall(r"\b(?:codemode|sandbox)(?:\.[a-z_]+)*\.[A-Z]\w*", text))):
+        module, _, name = dotted.rpartition(".")
+        if not hasattr(importlib.import_module(module), name):
+            missing.append(dotted)
     assert missing == []
