@@ -22,6 +22,7 @@ from codemode.mcp._config import sources_from_config as sources_from_config
 from codemode.mcp._server import HISTORY_META_KEY as HISTORY_META_KEY
 from codemode.mcp._server import STATE_META_KEY as STATE_META_KEY
 from codemode.mcp._server import build_server as build_server
+from codemode.mcp._server import http_app as http_app
 from codemode.mcp._server import serve_http as serve_http
 from codemode.mcp._server import serve_stdio as serve_stdio
 from codemode.mcp._servers import HttpServer as HttpServer
@@ -36,6 +37,7 @@ __all__ = [
     "McpSources",
     "StdioServer",
     "build_server",
+    "http_app",
     "mcp_servers",
     "serve_http",
     "serve_stdio",
