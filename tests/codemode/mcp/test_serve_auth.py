@@ -8,6 +8,7 @@ Real HTTP on 127.0.0.1: the server is `codemode.mcp.http_app` under uvicorn in t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -29,7 +30,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from codemode import CallInfo, CodeMode, Deny, DiscoveryState, Policy
-from codemode._config_serve import ApiKey, JwtIssuer, ServeSettings
+from codemode._config_serve import ApiKey, JwtIssuer, ServeSettings, keys_from_env
+from codemode.config import load_config
 from codemode.errors import ConfigError
 from codemode.mcp import http_app
 
@@ -312,6 +314,7 @@ def test_the_serve_command_refuses_0_0_0_0_without_authentication(
     assert "--allow-unauthenticated" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 async def test_the_serve_command_takes_api_keys_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -417,3 +420,51 @@ async def test_a_caller_over_its_runs_in_flight_is_refused_until_one_ends() -> N
     assert refused.is_error
     assert "already has 1 run going" in refused.content[0].text
     assert [results[0].is_error, again.is_error] == [False, False]
+
+
+def test_the_serve_table_keeps_api_keys_only_as_digests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`[serve]` reads keys from `${VAR}` or as `sha256:<hex>` and keeps only the digests; the JWT table is typed."""
+    monkeypatch.setenv("CI_BOT_KEY", ALICE_KEY)
+    digest = hashlib.sha256(BOB_KEY.encode()).hexdigest()
+    path = tmp_path / "codemode.toml"
+    path.write_text(
+        f'[serve]\napi_keys = {{ ci-bot = "${{CI_BOT_KEY}}", bob = "sha256:{digest}" }}\n'
+        f'jwt = {{ jwks = "jwks.json", issuer = "{ISSUER}", audience = "{AUDIENCE}" }}\n'
+        'allowed_hosts = ["mcp.example.test"]\nmax_runs_per_minute = 30\n',
+        encoding="utf-8",
+    )
+    serve = load_config(path).serve
+    assert serve is not None
+    assert serve.api_keys == (
+        ApiKey(name="ci-bot", digest=hashlib.sha256(ALICE_KEY.encode()).digest()),
+        ApiKey(name="bob", digest=bytes.fromhex(digest)),
+    )
+    assert serve.jwt == JwtIssuer(jwks="jwks.json", issuer=ISSUER, audience=AUDIENCE)
+    assert (serve.allowed_hosts, serve.max_runs_per_minute) == (("mcp.example.test",), 30)
+    assert ALICE_KEY not in repr(serve)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        pytest.param('api_keys = { short = "abc" }', id="a short key"),
+        pytest.param('api_keys = { "two words" = "0123456789abcdef0" }', id="a name with a space"),
+        pytest.param('api_keys = { bad = "sha256:xyz" }', id="a malformed digest"),
+        pytest.param('jwt = { jwks = "k.json" }', id="a JWT table without issuer and audience"),
+        pytest.param("max_runs_in_flight = 0", id="a limit of zero"),
+        pytest.param("port = 1", id="an unknown key"),
+    ],
+)
+def test_a_bad_serve_table_is_a_config_error(tmp_path: Path, table: str) -> None:
+    """Each mistake in `[serve]` is refused when the config is read."""
+    path = tmp_path / "codemode.toml"
+    path.write_text(f"[serve]\n{table}\n", encoding="utf-8")
+    with pytest.raises(ConfigError):
+        load_config(path)
+
+
+def test_api_keys_from_the_environment_are_name_key_pairs() -> None:
+    """`CODEMODE_API_KEYS` holds `name:key` pairs separated by commas or spaces; an entry without a name is refused."""
+    assert [key.name for key in keys_from_env(f"alice:{ALICE_KEY}, bob:{BOB_KEY}")] == ["alice", "bob"]
+    with pytest.raises(ConfigError):
+        keys_from_env(ALICE_KEY)
