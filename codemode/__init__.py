@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from codemode.errors import CodemodeError as CodemodeError
     from codemode.errors import ConfigError as ConfigError
     from codemode.errors import ToolError as ToolError
-    from codemode.policy import CallInfo as CallInfo
     from codemode.policy import Caller as Caller
+    from codemode.policy import CallInfo as CallInfo
     from codemode.policy import CallOutcome as CallOutcome
     from codemode.policy import Deny as Deny
     from codemode.policy import Policy as Policy
