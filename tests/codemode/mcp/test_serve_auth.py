@@ -123,9 +123,9 @@ def keys(**named: str) -> tuple[ApiKey, ...]:
 
 
 @asynccontextmanager
-async def running(app: Starlette) -> AsyncIterator[str]:
-    """`app` under uvicorn on a free loopback port; its MCP URL until the block ends."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+async def running(app: Starlette, bind: str = "127.0.0.1") -> AsyncIterator[str]:
+    """`app` under uvicorn on a free port of `bind`; its MCP URL on loopback until the block ends."""
+    server = uvicorn.Server(uvicorn.Config(app, host=bind, port=0, log_level="warning", lifespan="on"))
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve)
         with anyio.fail_after(10):
@@ -139,8 +139,8 @@ async def running(app: Starlette) -> AsyncIterator[str]:
 
 @asynccontextmanager
 async def served(cm: CodeMode, settings: ServeSettings, **options: Any) -> AsyncIterator[str]:
-    """`http_app(cm, settings=settings, **options)` running; its MCP URL."""
-    async with running(http_app(cm, settings=settings, **options)) as url:
+    """`http_app(cm, settings=settings, **options)` listening on `options["host"]` (loopback by default); its URL."""
+    async with running(http_app(cm, settings=settings, **options), options.get("host", "127.0.0.1")) as url:
         yield url
 
 
@@ -263,10 +263,7 @@ async def test_protected_resource_metadata_names_the_resource_and_the_issuer(jwk
 async def test_a_hostile_origin_or_host_is_refused_on_every_address(
     host: str, header: str, value: str, status: int
 ) -> None:
-    """With a valid key, a request from a foreign page (Origin) or a rebound name (Host) is refused; nothing ran.
-
-    The app is built for `host` (its checks depend on it) and listens on loopback: the check reads the headers.
-    """
+    """With a valid key, a request from a foreign page (Origin) or a rebound name (Host) is refused; nothing ran."""
     shop = make_shop()
     settings = ServeSettings(api_keys=keys(alice=ALICE_KEY))
     async with shop.code_mode() as cm, served(cm, settings, host=host) as url, httpx2.AsyncClient() as http:
@@ -293,6 +290,22 @@ async def test_an_allowed_origin_and_host_are_accepted() -> None:
     async with make_shop().code_mode() as cm, served(cm, settings, host=host) as url, httpx2.AsyncClient() as http:
         response = await http.post(url, json=INITIALIZE, headers=headers)
     assert response.status_code == 200
+
+
+async def test_another_caller_cannot_use_a_callers_session() -> None:
+    """Bob's request with the `Mcp-Session-Id` Alice's key opened is answered `404`, as if there were no session."""
+    shop = make_shop()
+    settings = ServeSettings(api_keys=keys(alice=ALICE_KEY, bob=BOB_KEY))
+    arguments = {"name": "code", "arguments": {"code": BALANCE}}
+    tool_call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": arguments}
+    async with shop.code_mode() as cm, served(cm, settings) as url, httpx2.AsyncClient() as http:
+        opened = await http.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"authorization": f"Bearer {ALICE_KEY}"})
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        by_bob = await http.post(
+            url, json=tool_call, headers=MCP_HEADERS | session | {"authorization": f"Bearer {BOB_KEY}"}
+        )
+    assert (opened.status_code, by_bob.status_code) == (200, 404)
+    assert sum(shop.made.values()) == 0
 
 
 def test_a_non_loopback_address_without_authentication_is_refused_unless_allowed_explicitly() -> None:
