@@ -34,6 +34,7 @@ from codemode._config_serve import ApiKey, JwtIssuer, ServeSettings, keys_from_e
 from codemode.config import load_config
 from codemode.errors import ConfigError
 from codemode.mcp import http_app
+from codemode.mcp._auth import describe_access
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -138,26 +139,28 @@ async def running(app: Starlette, bind: str = "127.0.0.1") -> AsyncIterator[str]
 
 
 @asynccontextmanager
-async def served(cm: CodeMode, settings: ServeSettings, **options: Any) -> AsyncIterator[str]:
-    """`http_app(cm, settings=settings, **options)` listening on `options["host"]` (loopback by default); its URL."""
-    async with running(http_app(cm, settings=settings, **options), options.get("host", "127.0.0.1")) as url:
+async def served(cm: CodeMode, settings: ServeSettings, bind: str | None = None, **options: Any) -> AsyncIterator[str]:
+    """`http_app(cm, settings=settings, **options)` listening on `bind` (default: its host, or loopback); its URL."""
+    async with running(http_app(cm, settings=settings, **options), bind or options.get("host", "127.0.0.1")) as url:
         yield url
 
 
 @asynccontextmanager
-async def client(url: str, token: str | None = None) -> AsyncIterator[Client]:
-    """The official client, sending `token` as its bearer token (none if None)."""
+async def client(url: str, token: str | None = None, mode: str = "auto") -> AsyncIterator[Client]:
+    """The official client, sending `token` as its bearer token (none if None), on protocol `mode`."""
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=10) as http,
-        Client(streamable_http_client(url, http_client=http)) as session,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as session,
     ):
         yield session
 
 
-async def call(url: str, token: str | None, code: str = BALANCE, meta: dict[str, Any] | None = None) -> Any:
+async def call(
+    url: str, token: str | None, code: str = BALANCE, meta: dict[str, Any] | None = None, mode: str = "auto"
+) -> Any:
     """One `code` call in a session of its own."""
-    async with client(url, token) as session:
+    async with client(url, token, mode) as session:
         return await session.call_tool("code", {"code": code}, meta=meta)
 
 
@@ -274,6 +277,23 @@ async def test_a_hostile_origin_or_host_is_refused_on_every_address(
     assert sum(shop.made.values()) == 0
 
 
+async def test_an_unauthenticated_server_on_0_0_0_0_still_checks_the_origin() -> None:
+    """The issue's case: built for 0.0.0.0 without credentials (allowed explicitly), a foreign Origin gets `403`.
+
+    It listens on loopback only: a server without credentials is not opened to the network, even in a test.
+    """
+    shop = make_shop()
+    host = "0.0.0.0"  # the wildcard address, where the SDK alone checks nothing
+    async with (
+        shop.code_mode() as cm,
+        served(cm, ServeSettings(), bind="127.0.0.1", host=host, allow_unauthenticated=True) as url,
+        httpx2.AsyncClient() as http,
+    ):
+        refused = await http.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"origin": "http://evil.example"})
+    assert refused.status_code == 403
+    assert sum(shop.made.values()) == 0
+
+
 async def test_an_allowed_origin_and_host_are_accepted() -> None:
     """Names the operator allows pass the checks."""
     settings = ServeSettings(
@@ -368,8 +388,9 @@ async def test_a_paused_run_cannot_be_approved_or_resumed_by_another_caller(tmp_
     assert lines[-1]["decision"] == {"approved": True, "reason": None, "decided_by": "alice"}
 
 
-async def test_a_hook_denies_one_caller_and_lets_another_through() -> None:
-    """A `before` hook that reads `CallInfo.caller` refuses Bob's call and lets Alice's through."""
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_hook_denies_one_caller_and_lets_another_through(mode: str) -> None:
+    """On either protocol, a `before` hook that reads `CallInfo.caller` refuses Bob's call and lets Alice's through."""
     shop = make_shop()
 
     def alice_only(call: CallInfo) -> Deny | None:
@@ -380,8 +401,8 @@ async def test_a_hook_denies_one_caller_and_lets_another_through() -> None:
         shop.code_mode(policy=Policy(before=[alice_only], secret=SECRET)) as cm,
         served(cm, settings) as url,
     ):
-        by_alice = await call(url, ALICE_KEY)
-        by_bob = await call(url, BOB_KEY)
+        by_alice = await call(url, ALICE_KEY, mode=mode)
+        by_bob = await call(url, BOB_KEY, mode=mode)
     assert not by_alice.is_error
     assert by_bob.is_error
     assert "only alice" in by_bob.content[0].text
@@ -481,3 +502,13 @@ def test_api_keys_from_the_environment_are_name_key_pairs() -> None:
     assert [key.name for key in keys_from_env(f"alice:{ALICE_KEY}, bob:{BOB_KEY}")] == ["alice", "bob"]
     with pytest.raises(ConfigError):
         keys_from_env(ALICE_KEY)
+
+
+def test_the_start_up_lines_say_what_serving_without_authentication_means() -> None:
+    """What `codemode serve` prints: a loud warning without credentials off loopback, the key names with them."""
+    wildcard = "0.0.0.0"  # the address the warning is about
+    open_lines = describe_access(wildcard, 8000, "/mcp", ServeSettings())
+    keyed_lines = describe_access(wildcard, 8000, "/mcp", ServeSettings(api_keys=keys(alice=ALICE_KEY)))
+    assert open_lines[0].startswith("authentication: NONE (--allow-unauthenticated): anyone who reaches")
+    assert keyed_lines[0] == "authentication: bearer tokens: API keys ['alice']"
+    assert ALICE_KEY not in "\n".join(keyed_lines)
