@@ -251,7 +251,6 @@ class _Jwks:
     """The issuer's signing keys: a JWKS file read once, or a URL fetched (off the event loop) and cached."""
 
     def __init__(self, where: str) -> None:
-        self.where = where
         self._client: jwt.PyJWKClient | None = None
         self._set: jwt.PyJWKSet | None = None
         if where.startswith(("http://", "https://")):
@@ -264,16 +263,15 @@ class _Jwks:
 
     async def key(self, kid: object) -> Any:
         """The signing key named `kid` (or the only key, when the token names none)."""
-        client = self._client
-        if client is not None:  # `PyJWKClient` fetches with urllib, which blocks; it refetches for an unknown kid
-            fetch = (
-                (lambda: client.get_signing_key(kid))
-                if isinstance(kid, str)
-                else (lambda: _pick(client.get_jwk_set().keys, kid))
-            )
-            return (await anyio.to_thread.run_sync(fetch)).key
+        if self._client is not None:  # `PyJWKClient` fetches with urllib, which blocks
+            return (await anyio.to_thread.run_sync(_fetch, self._client, kid)).key
         assert self._set is not None
         return _pick(self._set.keys, kid).key
+
+
+def _fetch(client: jwt.PyJWKClient, kid: object) -> jwt.PyJWK:
+    """The key from the issuer's cached JWKS; an unknown `kid` fetches it again (the issuer may have rotated keys)."""
+    return client.get_signing_key(kid) if isinstance(kid, str) else _pick(client.get_jwk_set().keys, kid)
 
 
 def _pick(keys: list[jwt.PyJWK], kid: object) -> jwt.PyJWK:
