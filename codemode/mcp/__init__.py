@@ -16,6 +16,9 @@ Example:
 
 from __future__ import annotations
 
+from codemode._config_serve import ApiKey as ApiKey
+from codemode._config_serve import JwtIssuer as JwtIssuer
+from codemode._config_serve import ServeSettings as ServeSettings
 from codemode.mcp._client import McpSources as McpSources
 from codemode.mcp._config import mcp_servers as mcp_servers
 from codemode.mcp._config import sources_from_config as sources_from_config
@@ -32,9 +35,12 @@ from codemode.mcp._servers import StdioServer as StdioServer
 __all__ = [
     "HISTORY_META_KEY",
     "STATE_META_KEY",
+    "ApiKey",
     "HttpServer",
+    "JwtIssuer",
     "McpServer",
     "McpSources",
+    "ServeSettings",
     "StdioServer",
     "build_server",
     "http_app",
