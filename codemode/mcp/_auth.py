@@ -20,6 +20,7 @@ import hmac
 import ipaddress
 import logging
 import socket
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlparse
@@ -51,6 +52,8 @@ logger = logging.getLogger("codemode.mcp.auth")
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 """Host names (as a Host header writes them) that only this machine reaches."""
+REFETCH_EVERY: Final = 60.0
+"""Seconds between fetches of the issuer's JWKS forced by a token that names a key the cached set lacks."""
 _WILDCARDS: Final = ("0.0.0.0", "::", "")  # noqa: S104  # names of the wildcard address, to recognise it
 
 
@@ -248,13 +251,18 @@ class BearerVerifier:
 
 
 class _Jwks:
-    """The issuer's signing keys: a JWKS file read once, or a URL fetched (off the event loop) and cached."""
+    """The issuer's signing keys: a JWKS file read once, or a URL fetched (off the event loop) and cached.
+
+    A token naming a key the cached set lacks fetches the set again (the issuer may have rotated its keys), at
+    most once a `REFETCH_EVERY`: tokens with made-up key ids must not turn this server into the issuer's load.
+    """
 
     def __init__(self, where: str) -> None:
         self._client: jwt.PyJWKClient | None = None
         self._set: jwt.PyJWKSet | None = None
+        self._refetched = -REFETCH_EVERY
         if where.startswith(("http://", "https://")):
-            self._client = jwt.PyJWKClient(where, cache_keys=True, lifespan=300, timeout=5)
+            self._client = jwt.PyJWKClient(where, cache_jwk_set=True, lifespan=300, timeout=5)
         else:
             try:
                 self._set = jwt.PyJWKSet.from_json(Path(where).read_text(encoding="utf-8"))
@@ -264,14 +272,18 @@ class _Jwks:
     async def key(self, kid: object) -> Any:
         """The signing key named `kid` (or the only key, when the token names none)."""
         if self._client is not None:  # `PyJWKClient` fetches with urllib, which blocks
-            return (await anyio.to_thread.run_sync(_fetch, self._client, kid)).key
+            return (await anyio.to_thread.run_sync(self._fetched, self._client, kid)).key
         assert self._set is not None
         return _pick(self._set.keys, kid).key
 
-
-def _fetch(client: jwt.PyJWKClient, kid: object) -> jwt.PyJWK:
-    """The key from the issuer's cached JWKS; an unknown `kid` fetches it again (the issuer may have rotated keys)."""
-    return client.get_signing_key(kid) if isinstance(kid, str) else _pick(client.get_jwk_set().keys, kid)
+    def _fetched(self, client: jwt.PyJWKClient, kid: object) -> jwt.PyJWK:
+        try:
+            return _pick(client.get_jwk_set().keys, kid)
+        except jwt.InvalidKeyError:
+            if time.monotonic() - self._refetched < REFETCH_EVERY:
+                raise
+            self._refetched = time.monotonic()
+            return _pick(client.get_jwk_set(refresh=True).keys, kid)
 
 
 def _pick(keys: list[jwt.PyJWK], kid: object) -> jwt.PyJWK:

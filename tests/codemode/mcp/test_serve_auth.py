@@ -62,19 +62,20 @@ class Issuer:
 
     key: rsa.RSAPrivateKey
     jwks: dict[str, Any]
+    kid: str = "k1"
 
     def token(self, **claims: Any) -> str:
         """A JWT signed by this issuer: valid for `AUDIENCE` for an hour unless `claims` say otherwise."""
         now = int(time.time())
         body = {"iss": ISSUER, "aud": AUDIENCE, "sub": "user-42", "iat": now, "exp": now + 3600} | claims
-        return jwt.encode(body, self.key, algorithm="RS256", headers={"kid": "k1"})
+        return jwt.encode(body, self.key, algorithm="RS256", headers={"kid": self.kid})
 
 
-def make_issuer() -> Issuer:
-    """A fresh RSA key and the JWKS that publishes it as `k1`."""
+def make_issuer(kid: str = "k1") -> Issuer:
+    """A fresh RSA key and the JWKS that publishes it as `kid`."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    return Issuer(key=key, jwks={"keys": [public | {"kid": "k1", "use": "sig", "alg": "RS256"}]})
+    return Issuer(key=key, jwks={"keys": [public | {"kid": kid, "use": "sig", "alg": "RS256"}]}, kid=kid)
 
 
 @pytest.fixture(scope="module")
@@ -92,12 +93,17 @@ def jwks_file(issuer: Issuer, tmp_path: Path) -> str:
 
 
 @contextmanager
-def jwks_server(jwks: dict[str, Any]) -> Iterator[str]:
-    """`jwks` served over HTTP on 127.0.0.1 (a thread of its own), its URL while the block lasts."""
-    body = json.dumps(jwks).encode()
+def jwks_server(jwks: dict[str, Any], fetches: list[str] | None = None) -> Iterator[str]:
+    """`jwks` (as it is at each request) served over HTTP on 127.0.0.1, its URL while the block lasts.
+
+    Each request's path is appended to `fetches`.
+    """
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            if fetches is not None:
+                fetches.append(self.path)
+            body = json.dumps(jwks).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
@@ -239,6 +245,24 @@ async def test_a_valid_api_key_and_a_valid_jwt_run_code_as_their_callers(issuer:
     assert [by_key.is_error, by_jwt.is_error] == [False, False]
     assert seen == [("alice", None, None), ("user-42", ISSUER, "ops")]
     assert shop.made["get_order"] == 2
+
+
+async def test_a_rotated_key_is_fetched_and_made_up_key_ids_do_not_refetch_the_jwks(issuer: Issuer) -> None:
+    """A token of a key the issuer added since is accepted (one refetch); unknown key ids then fetch nothing."""
+    published: dict[str, Any] = {"keys": list(issuer.jwks["keys"])}
+    rotated, stranger = make_issuer("k2"), make_issuer("k3")
+    fetches: list[str] = []
+    statuses = []
+    with jwks_server(published, fetches) as jwks_url:
+        settings = ServeSettings(jwt=JwtIssuer(jwks=jwks_url, issuer=ISSUER, audience=AUDIENCE))
+        async with make_shop().code_mode() as cm, served(cm, settings) as url, httpx2.AsyncClient() as http:
+            for token in (issuer.token(), rotated.token(), stranger.token(), stranger.token()):
+                headers = MCP_HEADERS | {"authorization": f"Bearer {token}"}
+                statuses.append((await http.post(url, json=INITIALIZE, headers=headers)).status_code)
+                if len(statuses) == 1:  # the issuer rotates after the server fetched its keys
+                    published["keys"].extend(rotated.jwks["keys"])
+    assert statuses == [200, 200, 401, 401]
+    assert len(fetches) == 2  # the first token's, and the rotated key's
 
 
 async def test_protected_resource_metadata_names_the_resource_and_the_issuer(jwks_file: str) -> None:
