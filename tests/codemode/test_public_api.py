@@ -16,6 +16,7 @@ def test_the_package_exports_exactly_its_documented_names() -> None:
         "ApprovalError",
         "CallInfo",
         "CallOutcome",
+        "Caller",
         "Catalog",
         "CatalogChange",
         "CatalogError",
