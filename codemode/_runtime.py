@@ -30,6 +30,8 @@ from codemode.stubs import parameter_names, render_signature, render_stub
 from sandbox import FunctionError, JsonText, Namespace
 
 if TYPE_CHECKING:
+    from collections.abc import Set as AbstractSet
+
     from codemode._json import JsonObject, JsonValue
     from codemode._ledger import Ledger
     from codemode.catalog import Catalog
@@ -298,22 +300,27 @@ class ToolRuntime:
         """
         if args:
             raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-        arguments = self._named(tool, kwargs)
+        for key in kwargs:
+            long = too_long(key, "an argument name")
+            if long is not None:
+                raise tool_error(f"tools.{tool.alias}(): {long}. Signature: {render_signature(tool)}")
+        validator, names = self.cache.validator(tool)
+        arguments, unexpected = named_arguments(tool, names, kwargs)
         values = count_values(arguments, stop=MAX_ARGUMENT_VALUES)
         if values > MAX_ARGUMENT_VALUES:
             raise tool_error(
                 f"tools.{tool.alias}(): the arguments hold more than {MAX_ARGUMENT_VALUES:,} values (the items "
                 "of every list and object, counted together); pass the data in batches, over several calls"
             )
-        validator, names = self.cache.validator(tool)
         if values <= ON_LOOP_VALUES:
             errors = validator.errors(arguments)
         else:  # abandoned on a timeout: the thread's work is bounded by `MAX_ARGUMENT_VALUES`
             errors = await anyio.to_thread.run_sync(
                 validator.errors, arguments, abandon_on_cancel=True, limiter=self.cache.limiter()
             )
-        if errors:
-            raise tool_error(_validation_message(tool, errors[0], names))
+        details = [*unexpected.details, *validation_details(errors, names, meant=unexpected.meant)]
+        if details:
+            raise tool_error(call_message(tool, details))
         return arguments
 
     async def _invoke(self, tool: Tool, validated: JsonObject) -> Converted:
@@ -346,29 +353,6 @@ class ToolRuntime:
                 detail += " (raised inside the tool: something it waited on was cancelled)"
             raise tool_error(detail) from None
         return self._json_result(tool, result)
-
-    def _named(self, tool: Tool, kwargs: dict[str, JsonValue]) -> JsonObject:
-        """The arguments by their schema names, unknown names refused, a `None` the schema does not take left out."""
-        names = self.cache.validator(tool)[1]
-        properties = tool.parameters.get("properties")
-        known = properties if isinstance(properties, dict) else {}
-        arguments: JsonObject = {}
-        closed = isinstance(properties, dict) and tool.parameters.get("additionalProperties", False) is False
-        for key, value in kwargs.items():
-            long = too_long(key, "an argument name")
-            if long is not None:
-                raise tool_error(f"tools.{tool.alias}(): {long}. Signature: {render_signature(tool)}")
-            original = names.get(key, key)
-            if closed and original not in known:  # the stub offers no `**kwargs`: refuse what it does not name
-                matches = close_matches(key, names, limit=1)
-                hint = f"; did you mean `{matches[0]}`?" if matches else "."
-                raise tool_error(
-                    f"tools.{tool.alias}(): unexpected argument `{key}`{hint} Signature: {render_signature(tool)}"
-                )
-            if value is None and not accepts_null(known.get(original), tool.parameters):
-                continue  # `x: int | None = None` in the stub means "leave it out"
-            arguments[original] = value
-        return arguments
 
     def _converted(self, tool: Tool, owner: Arguments, arguments: JsonObject) -> dict[str, Any]:
         """The arguments as the handler's annotated types; a value that does not convert fails the call here."""
@@ -455,18 +439,76 @@ def count_values(value: JsonValue, *, stop: int) -> int:
     return count
 
 
-def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:
+@dataclass(frozen=True, kw_only=True)
+class Unexpected:
+    """The keyword arguments a tool's schema does not name: what to tell the model, and the names it likely meant."""
+
+    details: list[str]
+    """One sentence per unexpected name, with "did you mean" where one is close."""
+    meant: set[str]
+    """The names suggested: not reported missing as well."""
+
+
+def named_arguments(
+    tool: Tool, names: dict[str, str], kwargs: Mapping[str, JsonValue]
+) -> tuple[JsonObject, Unexpected]:
+    """The arguments by their schema names (a `None` the schema does not take left out), and the unexpected ones.
+
+    Args:
+        tool: The tool called.
+        names: Its stub-name -> schema-name map (`StubCache.validator`).
+        kwargs: The keyword arguments as the code passed them.
+    """
+    properties = tool.parameters.get("properties")
+    known = properties if isinstance(properties, dict) else {}
+    closed = isinstance(properties, dict) and tool.parameters.get("additionalProperties", False) is False
+    arguments: JsonObject = {}
+    unexpected = Unexpected(details=[], meant=set())
+    for key, value in kwargs.items():
+        original = names.get(key, key)
+        if closed and original not in known:  # the stub offers no `**kwargs`: refuse what it does not name
+            matches = close_matches(key, names, limit=1)
+            unexpected.meant.update(matches)
+            hint = f"; did you mean `{matches[0]}`?" if matches else "."
+            unexpected.details.append(f"unexpected argument `{key}`{hint}")
+            continue
+        if value is None and not accepts_null(known.get(original), tool.parameters):
+            continue  # `x: int | None = None` in the stub means "leave it out"
+        arguments[original] = value
+    return arguments, unexpected
+
+
+def call_message(tool: Tool, details: list[str]) -> str:
+    """What the model reads of a call whose arguments do not fit: every problem, then the signature."""
+    text = "; ".join(details)
+    return f"tools.{tool.alias}(): {text}{'' if text.endswith(('?', '.')) else '.'} Signature: {render_signature(tool)}"
+
+
+def validation_details(errors: list[Any], names: dict[str, str], *, meant: AbstractSet[str] = frozenset()) -> list[str]:
+    """One sentence per argument that does not fit (its first error), and one per missing required argument."""
     stub_names = {original: stub for stub, original in names.items()}
-    path = [stub_names.get(str(part), str(part)) for part in error.absolute_path]
-    where = f"argument `{'.'.join(path)}`" if path else "the arguments"
-    given = json.dumps(error.instance, ensure_ascii=False)
-    if len(given) > 80:
-        given = given[:77] + "..."
-    if error.validator == "required" and not path:
-        missing = str(error.message).split("'")[1] if "'" in str(error.message) else str(error.message)
-        detail = f"missing required argument `{stub_names.get(missing, missing)}`"
-    elif error.validator == "additionalProperties" and not path:
-        detail = f"unexpected argument: {error.message}"
-    else:
-        detail = f"{where}: {error.message} (given {given})"
-    return f"tools.{tool.alias}(): {detail}. Signature: {render_signature(tool)}"
+    details: list[str] = []
+    seen: set[str] = set()
+    for error in errors:
+        path = [stub_names.get(str(part), str(part)) for part in error.absolute_path]
+        if path:
+            if path[0] in seen:
+                continue
+            seen.add(path[0])
+            details.append(f"argument `{'.'.join(path)}`: {error.message} (given {_given(error.instance)})")
+        elif error.validator == "required":
+            message = str(error.message)
+            missing = message.split("'")[1] if "'" in message else message
+            shown = stub_names.get(missing, missing)
+            if shown not in meant:
+                details.append(f"missing required argument `{shown}`")
+        elif error.validator == "additionalProperties":
+            details.append(f"unexpected argument: {error.message}")
+        else:
+            details.append(f"the arguments: {error.message} (given {_given(error.instance)})")
+    return details
+
+
+def _given(value: JsonValue) -> str:
+    given = json.dumps(value, ensure_ascii=False)
+    return given if len(given) <= 80 else given[:77] + "..."
