@@ -21,7 +21,7 @@ import pydantic
 
 from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
 from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
-from codemode._naming import close_matches, too_long
+from codemode._naming import close_matches, portable_alias, too_long
 from codemode._results import ResultTooLargeError, to_json
 from codemode.errors import ERROR_NAME, ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
@@ -217,19 +217,14 @@ class ToolRuntime:
                 return result
 
             return call_helper
-        tool = self.catalog.get(name)
+        tool = find_tool(self.catalog, name)
         if tool is None:
-            raise tool_error(self._unknown(name))
+            raise tool_error(unknown_tool(self.catalog, name))
 
         async def call(*args: JsonValue, **kwargs: JsonValue) -> JsonValue | JsonText:
             return await self.call(tool, args, kwargs)
 
         return call
-
-    def _unknown(self, name: str) -> str:
-        matches = [tool.alias for tool in self.catalog.similar(name, limit=3)]
-        hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
-        return f"there is no tool named {name!r}.{hint} {_FIND}"
 
     async def list_tools(
         self, prefix: JsonValue = "", page: JsonValue = 1, page_size: JsonValue = PAGE_SIZE
@@ -282,7 +277,7 @@ class ToolRuntime:
             raise tool_error(f"{long}. {_FIND}")
         tool = self.catalog.get(name) if isinstance(name, str) else None
         if tool is None:
-            raise tool_error(self._unknown(text))
+            raise tool_error(unknown_tool(self.catalog, text))
         self.discovered.setdefault(tool.name)
         return self.cache.stub(tool)
 
@@ -390,6 +385,21 @@ class ToolRuntime:
             f"tools.{tool.alias}() returned {size} bytes, over the {self.max_result:,} "
             "byte limit; ask for less (filters, pagination, fewer fields)"
         )
+
+
+def find_tool(catalog: Catalog, name: str) -> Tool | None:
+    """The tool `tools.<name>` calls: by original name or alias, and a dotted guess (`crm.notes.add`) by its alias."""
+    tool = catalog.get(name)
+    if tool is None and "." in name:
+        tool = catalog.get(portable_alias(name))
+    return tool
+
+
+def unknown_tool(catalog: Catalog, name: str) -> str:
+    """What the model reads of a tool name the catalog does not have: the closest names, and how to find tools."""
+    matches = [tool.alias for tool in catalog.similar(name, limit=3)]
+    hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
+    return f"there is no tool named {name!r}.{hint} {_FIND}"
 
 
 def _passes_through(error: BaseException) -> bool:
@@ -501,12 +511,17 @@ def validation_details(errors: list[Any], names: dict[str, str], *, meant: Abstr
             missing = message.split("'")[1] if "'" in message else message
             shown = stub_names.get(missing, missing)
             if shown not in meant:
-                details.append(f"missing required argument `{shown}`")
+                details.append(missing_argument(shown))
         elif error.validator == "additionalProperties":
             details.append(f"unexpected argument: {error.message}")
         else:
             details.append(f"the arguments: {error.message} (given {_given(error.instance)})")
     return details
+
+
+def missing_argument(name: str) -> str:
+    """The detail of a call that leaves out a required argument (by its name in the stub)."""
+    return f"missing required argument `{name}`"
 
 
 def _given(value: JsonValue) -> str:

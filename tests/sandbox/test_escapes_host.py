@@ -498,7 +498,7 @@ CASES = [
     case(
         "namespace_function_attribute_chain",
         "return await tools.echo.more(x=1)",
-        raised("AttributeError", "'FunctionProxy' object has no attribute 'more'"),
+        raised("LookupError", "no function 'echo.more'"),
     ),
     case(
         "deepcopy_memo_holds_the_host_functions",
