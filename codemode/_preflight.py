@@ -39,6 +39,28 @@ if TYPE_CHECKING:
 NAMESPACE: Final = "tools"
 _COMBINED: Final = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies")
 """Top-level keywords whose verdict can depend on arguments whose values are known only at run time."""
+_BINDERS: Final = frozenset(
+    {
+        ast.Name,
+        ast.arg,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.alias,
+        ast.ExceptHandler,
+        ast.MatchAs,
+        ast.MatchStar,
+        ast.MatchMapping,
+        ast.Global,
+        ast.Nonlocal,
+    }
+)
+"""The nodes that can bind a name."""
+_LEAVES: Final = frozenset(
+    {ast.Constant, ast.Load, ast.Store, ast.Del, *ast.operator.__subclasses__(), *ast.cmpop.__subclasses__()}
+    | {*ast.boolop.__subclasses__(), *ast.unaryop.__subclasses__()}
+)
+"""Nodes with nothing below them that binds or calls: skipped unread."""
 _CATCHING: Final = frozenset({ERROR_NAME, "Exception", "BaseException"})
 """Classes an `except` names that catch a failed call's `ToolError`."""
 _LITERAL_ERRORS: Final = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
@@ -65,39 +87,47 @@ class Problem:
 
 def check(code: str, catalog: Catalog, cache: StubCache) -> list[Problem]:
     """Every call in `code` certain to fail, in the order of the code; empty when none is (or nothing is certain)."""
+    if NAMESPACE not in code:  # most of the cost is reading the tree: code that never names `tools` needs none
+        return []
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # the run reports it (or finds fenced code)
         return []
-    if any(_binds_namespace(node) for node in ast.walk(tree)):
-        return []
+    calls = _unguarded_calls(tree)
     problems: list[Problem] = []
-    for call in sorted(_unguarded_calls(tree), key=lambda c: (c.lineno, c.col_offset)):
+    for call in sorted(calls or (), key=lambda c: (c.lineno, c.col_offset)):
         name = _called_name(call.func)
         if name is not None:
             problems.extend(_judged(call, name, catalog, cache))
     return problems
 
 
-def _unguarded_calls(tree: ast.Module) -> list[ast.Call]:
-    """The calls whose failure would stop the run.
+def _unguarded_calls(tree: ast.Module) -> list[ast.Call] | None:
+    """The calls whose failure would stop the run; None if the code binds `tools` anywhere.
 
     Not those in a `try` that may catch their error, nor in `gather(..., return_exceptions=...)`, which hands it
     back as a value: there the code may fail on purpose (a probe for a signature, a batch that goes on).
     """
     calls: list[ast.Call] = []
-    stack: list[ast.AST] = [tree]
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Try, ast.TryStar)) and _catches_tool_errors(node):
-            stack.extend([*node.handlers, *node.orelse, *node.finalbody])  # its body may fail on purpose
+        node, guarded = stack.pop()
+        kind = type(node)
+        if kind in _LEAVES:
+            continue
+        if kind in _BINDERS and _binds_namespace(node):
+            return None
+        if kind is ast.Name:
             continue
         if isinstance(node, ast.Call):
-            if any(keyword.arg == "return_exceptions" for keyword in node.keywords):
-                stack.append(node.func)
-                continue
-            calls.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+            guarded = guarded or any(keyword.arg == "return_exceptions" for keyword in node.keywords)
+            if not guarded:
+                calls.append(node)
+        elif isinstance(node, (ast.Try, ast.TryStar)) and _catches_tool_errors(node):
+            stack.extend((child, True) for child in node.body)
+            stack.extend((child, guarded) for child in [*node.handlers, *node.orelse, *node.finalbody])
+            continue
+        stack.extend((child, guarded) for child in ast.iter_child_nodes(node))
     return calls
 
 
