@@ -310,7 +310,9 @@ CASES = [
         import asyncio
         async def f():
             return 'PW' + 'NED'
-        return asyncio.run(f())
+        def nested():  # at the top level, `asyncio.run(f())` is `await f()`: no second loop to reach
+            return asyncio.run(f())
+        return nested()
         """,
         raised("RuntimeError", "`asyncio.run()` is not needed here: top-level `await` works, so write `await main()`"),
     ),
