@@ -208,3 +208,9 @@ class NamespaceProxy:
 
     def __repr__(self) -> str:
         return f"<namespace {self._function}>"
+
+
+# The names Python's own messages give them (`'function' object is not subscriptable`): what the code sees is a
+# function and a namespace, never an internal class.
+FunctionProxy.__name__ = FunctionProxy.__qualname__ = "function"
+NamespaceProxy.__name__ = NamespaceProxy.__qualname__ = "namespace"

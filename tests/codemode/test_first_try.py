@@ -149,7 +149,15 @@ async def test_a_dotted_guess_of_no_tool_names_the_closest_ones_and_no_internal_
     assert unknown.run.error.message == snapshot(
         "ToolError: there is no tool named 'crm.note.add'. Did you mean: crm_notes_add? Find tools with `await tools.search(\"what you need\")`. (line 2)"
     )
+    misused = [await run(code, calls) for code in ("return tools.log_event", "return len(tools.log_event)", "tools[0]")]
     assert attribute.run.error is not None
+    assert [result.run.error.message for result in misused if result.run.error] == snapshot(
+        [
+            "the returned value is a 'function' object: a function is not data: call it and return its result, or return its name (`f.__name__`)",
+            "TypeError: object of type 'function' has no len() (line 1)",
+            "KeyError: 0 (line 1)",
+        ]
+    )
     assert attribute.run.error.message == snapshot(
         "ToolError: there is no tool named 'log_event.help'. Did you mean: log_event? Find tools with `await tools.search(\"what you need\")`. (line 2)"
     )

@@ -372,7 +372,7 @@ CASES = [
         import asyncio
         asyncio.create_task(echo)
         """,
-        raised("TypeError", "expected an awaitable (a coroutine or a tool call), got 'FunctionProxy'"),
+        raised("TypeError", "expected an awaitable (a coroutine or a tool call), got 'function'"),
     ),
     case(
         "task_handle_add_done_callback",
