@@ -212,5 +212,6 @@ class NamespaceProxy:
 
 # The names Python's own messages give them (`'function' object is not subscriptable`): what the code sees is a
 # function and a namespace, never an internal class.
-FunctionProxy.__name__ = FunctionProxy.__qualname__ = "function"
-NamespaceProxy.__name__ = NamespaceProxy.__qualname__ = "namespace"
+_SHOWN: tuple[tuple[type, str], ...] = ((FunctionProxy, "function"), (NamespaceProxy, "namespace"))
+for _proxy, _shown in _SHOWN:
+    _proxy.__name__ = _proxy.__qualname__ = _shown
