@@ -66,6 +66,10 @@ _CATCHING: Final = frozenset({ERROR_NAME, "Exception", "BaseException"})
 _LITERAL_ERRORS: Final = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
 
 
+_LAMBDA: Final = "<lambda>"
+"""The scope of a lambda's body: its calls are awaited wherever the lambda goes, never judged."""
+
+
 class _Computed:
     """A value known only at run time."""
 
@@ -106,29 +110,50 @@ def _unguarded_calls(tree: ast.Module) -> list[ast.Call] | None:
     """The calls whose failure would stop the run; None if the code binds `tools` anywhere.
 
     Not those in a `try` that may catch their error, nor in `gather(..., return_exceptions=...)`, which hands it
-    back as a value: there the code may fail on purpose (a probe for a signature, a batch that goes on).
+    back as a value: there the code may fail on purpose (a probe for a signature, a batch that goes on). Nor those
+    in a function called (or named) there, or in a lambda, whose call may be awaited anywhere.
     """
-    calls: list[ast.Call] = []
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    calls: list[tuple[ast.Call, str | None]] = []
+    uses: dict[str | None, set[str]] = {}
+    """The names each function's body reads, by the function's name (None: the top level)."""
+    guarded_uses: set[str] = set()
+    stack: list[tuple[ast.AST, bool, str | None]] = [(tree, False, None)]
     while stack:
-        node, guarded = stack.pop()
+        node, guarded, scope = stack.pop()
         kind = type(node)
         if kind in _LEAVES:
             continue
         if kind in _BINDERS and _binds_namespace(node):
             return None
-        if kind is ast.Name:
-            continue
-        if isinstance(node, ast.Call):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            (guarded_uses if guarded else uses.setdefault(scope, set())).add(name)
+            if isinstance(node, ast.Name):
+                continue
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            scope = node.name if not isinstance(node, ast.Lambda) else _LAMBDA
+        elif isinstance(node, ast.Call):
             guarded = guarded or any(keyword.arg == "return_exceptions" for keyword in node.keywords)
             if not guarded:
-                calls.append(node)
+                calls.append((node, scope))
         elif isinstance(node, (ast.Try, ast.TryStar)) and _catches_tool_errors(node):
-            stack.extend((child, True) for child in node.body)
-            stack.extend((child, guarded) for child in [*node.handlers, *node.orelse, *node.finalbody])
+            stack.extend((child, True, scope) for child in node.body)
+            stack.extend((child, guarded, scope) for child in [*node.handlers, *node.orelse, *node.finalbody])
             continue
-        stack.extend((child, guarded) for child in ast.iter_child_nodes(node))
-    return calls
+        stack.extend((child, guarded, scope) for child in ast.iter_child_nodes(node))
+    excused = _called_from(guarded_uses, uses) | {_LAMBDA}
+    return [call for call, scope in calls if scope not in excused]
+
+
+def _called_from(names: set[str], uses: dict[str | None, set[str]]) -> set[str]:
+    """The functions named in `names`, and those their bodies name in turn."""
+    found: set[str] = set()
+    frontier = names
+    while frontier:
+        new = {name for name in frontier if name in uses and name not in found}
+        found |= new
+        frontier = {used for name in new for used in uses[name]}
+    return found
 
 
 def refusal(problems: list[Problem]) -> RunResult:

@@ -116,6 +116,16 @@ ToolError: 6 calls in the code would fail, so it did not run, and no tool was ca
             'import asyncio\nawait tools.log_event(msg="x")\nawait asyncio.gather(tools.send_email(subjct="hi"), return_exceptions=True)',
             id="gathered-exceptions",
         ),
+        pytest.param(
+            'await tools.log_event(msg="x")\nasync def send():\n    return await tools.send_email(subjct="hi")\n'
+            "try:\n    await send()\nexcept Exception as e:\n    print(e)",
+            id="function-called-in-try",
+        ),
+        pytest.param(
+            'await tools.log_event(msg="x")\nfor call in [lambda: tools.send_email(subjct="hi")]:\n'
+            "    try:\n        await call()\n    except ToolError:\n        pass",
+            id="lambda",
+        ),
     ],
 )
 async def test_what_the_check_cannot_judge_is_left_to_the_run(code: str) -> None:
