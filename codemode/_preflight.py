@@ -120,10 +120,7 @@ def _unguarded_calls(tree: ast.Module) -> list[ast.Call] | None:
     stack: list[tuple[ast.AST, bool, str | None]] = [(tree, False, None)]
     while stack:
         node, guarded, scope = stack.pop()
-        kind = type(node)
-        if kind in _LEAVES:
-            continue
-        if kind in _BINDERS and _binds_namespace(node):
+        if type(node) in _BINDERS and _binds_namespace(node):
             return None
         if isinstance(node, (ast.Name, ast.Attribute)):
             name = node.id if isinstance(node, ast.Name) else node.attr
@@ -140,7 +137,12 @@ def _unguarded_calls(tree: ast.Module) -> list[ast.Call] | None:
             stack.extend((child, True, scope) for child in node.body)
             stack.extend((child, guarded, scope) for child in [*node.handlers, *node.orelse, *node.finalbody])
             continue
-        stack.extend((child, guarded, scope) for child in ast.iter_child_nodes(node))
+        for field in node._fields:  # `ast.iter_child_nodes`, without its leaves: the walk is most of the cost
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                stack.extend((item, guarded, scope) for item in value if type(item) not in _LEAVES)
+            elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
+                stack.append((value, guarded, scope))
     excused = _called_from(guarded_uses, uses) | {_LAMBDA}
     return [call for call, scope in calls if scope not in excused]
 
