@@ -354,14 +354,14 @@ class ToolRuntime:
         try:
             return owner.convert(arguments)
         except pydantic.ValidationError as error:
-            first = error.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in first["loc"])
-            given = json.dumps(first.get("input"), ensure_ascii=False, default=str)
-            given = given if len(given) <= 80 else given[:77] + "..."
-            raise tool_error(
-                f"tools.{tool.alias}(): argument `{where}`: {first['msg']} (given {given}). "
-                f"Signature: {render_signature(tool)}"
-            ) from None
+            details: dict[str, str] = {}
+            for problem in error.errors(include_url=False):  # one per argument: its first problem
+                where = ".".join(str(part) for part in problem["loc"])
+                details.setdefault(
+                    str(problem["loc"][0]) if problem["loc"] else "",
+                    f"argument `{where}`: {problem['msg']} (given {_given(problem.get('input'))})",
+                )
+            raise tool_error(call_message(tool, list(details.values()))) from None
 
     def _json_result(self, tool: Tool, result: object) -> Converted:
         """The one conversion and size check of a result: `ToolError` if it is not JSON or over `max_result`."""
@@ -524,6 +524,6 @@ def missing_argument(name: str) -> str:
     return f"missing required argument `{name}`"
 
 
-def _given(value: JsonValue) -> str:
-    given = json.dumps(value, ensure_ascii=False)
+def _given(value: object) -> str:
+    given = json.dumps(value, ensure_ascii=False, default=str)
     return given if len(given) <= 80 else given[:77] + "..."

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import datetime  # noqa: TC003  # read at run time: pydantic resolves the tool's annotations
 from typing import Optional
 
 import pytest
@@ -184,4 +185,24 @@ async def test_a_union_argument_computed_at_run_time_says_what_was_expected() ->
     assert result.run.error is not None
     assert result.run.error.message == snapshot(
         'ToolError: tools.send_email(): argument `retries`: expected `int | None` (given "twice"); argument `vip`: expected `bool | None` (given "yes"). Signature: send_email(*, to: str, subject: str, vip: bool | None = None, retries: int | None = None) -> str (line 2)'
+    )
+
+
+async def test_every_argument_that_does_not_convert_to_the_handlers_types_is_named_at_once() -> None:
+    """Two dates that are no dates: one answer names both, with what was given."""
+    catalog = Catalog()
+
+    @catalog.tool
+    async def book(start: datetime.date, end: datetime.date, guests: int = 1) -> str:
+        """Book a stay."""
+        return "booked"
+
+    async with CodeMode(catalog, isolation="inline") as cm:
+        result = await cm.execute('a, b = "soon", "later"\nawait tools.book(start=a, end=b)', cm.new_state())
+
+    assert result.run.error is not None
+    assert result.run.error.message.startswith("ToolError: tools.book(): argument `start`: ")
+    assert '(given "soon"); argument `end`: ' in result.run.error.message
+    assert result.run.error.message.endswith(
+        '(given "later"). Signature: book(*, start: str, end: str, guests: int = 1) -> str (line 2)'
     )
