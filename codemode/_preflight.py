@@ -23,6 +23,7 @@ from codemode._runtime import (
     find_tool,
     missing_argument,
     named_arguments,
+    search_problem,
     unknown_tool,
     validation_details,
 )
@@ -251,13 +252,16 @@ def _helper_problem(call: ast.Call, name: str, catalog: Catalog) -> str | None:
     note = f" (the catalog's tool {name!r} is `tools.{tool.alias}`)" if tool is not None else ""
     placeholders: list[JsonValue] = [None] * len(args)
     try:
-        bound = bind(HELPERS[name], placeholders, dict.fromkeys(kwargs), note)
+        bind(HELPERS[name], placeholders, dict.fromkeys(kwargs), note)
     except FunctionError as error:
         return str(error)
-    if name == "describe":  # a literal name the catalog lacks fails as a call to it would
-        given = kwargs["name"] if "name" in bound and "name" in kwargs else args[0] if args else _COMPUTED
-        if isinstance(given, str) and catalog.get(given) is None:
-            return unknown_tool(catalog, given)
+    values = dict(zip(HELPERS[name].parameters, args, strict=False)) | kwargs
+    known = {key: value for key, value in values.items() if not isinstance(value, _Computed)}
+    if name == "search":  # a value known only at run time stands in as a valid one
+        return search_problem(known.get("query", "x"), known.get("max_results", 5))
+    given = known.get("name")
+    if name == "describe" and isinstance(given, str) and catalog.get(given) is None:
+        return unknown_tool(catalog, given)  # as a call to it would fail
     return None
 
 

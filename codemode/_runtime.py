@@ -238,20 +238,10 @@ class ToolRuntime:
         A list of queries (one per capability a task needs) is searched query by query and the rankings are
         merged by reciprocal rank, so each query's best tools come first and tools found by several rise.
         """
+        problem = search_problem(query, max_results)
+        if problem is not None:
+            raise tool_error(problem)
         queries = query if isinstance(query, list) else [query]
-        if isinstance(query, list) and not 1 <= len(query) <= MAX_QUERIES:
-            raise tool_error(f"tools.search([...]) takes a list of 1 to {MAX_QUERIES} query strings")
-        if not all(isinstance(q, str) and q.strip() for q in queries):
-            raise tool_error('tools.search() needs a query string, e.g. `await tools.search("send an email")`')
-        if not isinstance(max_results, int) or not 1 <= max_results <= 50:
-            raise tool_error("tools.search(max_results=...) must be an int from 1 to 50")
-        longest = max(len(q) for q in queries if isinstance(q, str))
-        if longest > MAX_QUERY:  # refused before any tokenizing: the search runs on the host's loop
-            raise tool_error(
-                f"a tools.search() query is at most {MAX_QUERY:,} characters (the longest given has {longest:,}): "
-                'name what you need in a few words, e.g. `await tools.search("send an email")`, '
-                "or pass a list of short queries, one per capability"
-            )
         rankings = [await self.search_tools(q, max_results) for q in queries if isinstance(q, str)]
         found = rankings[0] if len(rankings) == 1 else merge_rankings(rankings)[:max_results]
         weak = not found
@@ -385,6 +375,25 @@ class ToolRuntime:
             f"tools.{tool.alias}() returned {size} bytes, over the {self.max_result:,} "
             "byte limit; ask for less (filters, pagination, fewer fields)"
         )
+
+
+def search_problem(query: object, max_results: object) -> str | None:
+    """What is wrong with the arguments of `tools.search(query, max_results)`, or None."""
+    queries = query if isinstance(query, list) else [query]
+    if isinstance(query, list) and not 1 <= len(query) <= MAX_QUERIES:
+        return f"tools.search([...]) takes a list of 1 to {MAX_QUERIES} query strings"
+    if not all(isinstance(q, str) and q.strip() for q in queries):
+        return 'tools.search() needs a query string, e.g. `await tools.search("send an email")`'
+    if not isinstance(max_results, int) or not 1 <= max_results <= 50:
+        return "tools.search(max_results=...) must be an int from 1 to 50"
+    longest = max(len(q) for q in queries if isinstance(q, str))
+    if longest > MAX_QUERY:  # refused before any tokenizing: the search runs on the host's loop
+        return (
+            f"a tools.search() query is at most {MAX_QUERY:,} characters (the longest given has {longest:,}): "
+            'name what you need in a few words, e.g. `await tools.search("send an email")`, '
+            "or pass a list of short queries, one per capability"
+        )
+    return None
 
 
 def find_tool(catalog: Catalog, name: str) -> Tool | None:

@@ -206,3 +206,18 @@ async def test_every_argument_that_does_not_convert_to_the_handlers_types_is_nam
     assert result.run.error.message.endswith(
         '(given "later"). Signature: book(*, start: str, end: str, guests: int = 1) -> str (line 2)'
     )
+
+
+async def test_a_helpers_literal_values_are_checked_as_the_helper_checks_them() -> None:
+    """`max_results` out of range and an empty query are refused up front; a computed query is left to the run."""
+    calls: list[str] = []
+    code = 'q = "mail"\nawait tools.log_event(msg="x")\nawait tools.search(q, max_results=500)\nawait tools.search("")'
+
+    result = await run(code, calls)
+
+    assert calls == []
+    assert result.text == snapshot("""\
+ToolError: 2 calls in the code would fail, so it did not run, and no tool was called. Fix them all, then run the code again:
+  line 3: tools.search(max_results=...) must be an int from 1 to 50
+  line 4: tools.search() needs a query string, e.g. `await tools.search("send an email")`\
+""")
