@@ -16,17 +16,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from codemode._argument_errors import call_message, missing_argument, named_arguments, validation_details
 from codemode._helpers import HELPERS, bind
 from codemode._jsonschema import checked_schema
-from codemode._runtime import (
-    call_message,
-    find_tool,
-    missing_argument,
-    named_arguments,
-    search_problem,
-    unknown_tool,
-    validation_details,
-)
+from codemode._runtime import find_tool, search_problem, unknown_tool
 from codemode.errors import ERROR_NAME
 from codemode.stubs import render_signature
 from sandbox import FunctionError, RunError, RunResult
@@ -65,8 +58,6 @@ _LEAVES: Final = frozenset(
 _CATCHING: Final = frozenset({ERROR_NAME, "Exception", "BaseException"})
 """Classes an `except` names that catch a failed call's `ToolError`."""
 _LITERAL_ERRORS: Final = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
-
-
 _LAMBDA: Final = "<lambda>"
 """The scope of a lambda's body: its calls are awaited wherever the lambda goes, never judged."""
 
@@ -115,8 +106,9 @@ def _unguarded_calls(tree: ast.Module) -> list[ast.Call] | None:
     in a function called (or named) there, or in a lambda, whose call may be awaited anywhere.
     """
     calls: list[tuple[ast.Call, str | None]] = []
+    # the names each function's body reads, by the function's name (None: the top level), and those read where a
+    # failure is caught: a function named there may fail on purpose too
     uses: dict[str | None, set[str]] = {}
-    """The names each function's body reads, by the function's name (None: the top level)."""
     guarded_uses: set[str] = set()
     stack: list[tuple[ast.AST, bool, str | None]] = [(tree, False, None)]
     while stack:
