@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -19,9 +18,10 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import pydantic
 
+from codemode._argument_errors import call_message, given_text, named_arguments, validation_details
 from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
-from codemode._jsonschema import CheckedSchema, accepts_null, checked_schema, report_problem
-from codemode._naming import close_matches, too_long
+from codemode._jsonschema import CheckedSchema, checked_schema, report_problem
+from codemode._naming import portable_alias, too_long
 from codemode._results import ResultTooLargeError, to_json
 from codemode.errors import ERROR_NAME, ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
@@ -215,19 +215,14 @@ class ToolRuntime:
                 return result
 
             return call_helper
-        tool = self.catalog.get(name)
+        tool = find_tool(self.catalog, name)
         if tool is None:
-            raise tool_error(self._unknown(name))
+            raise tool_error(unknown_tool(self.catalog, name))
 
         async def call(*args: JsonValue, **kwargs: JsonValue) -> JsonValue | JsonText:
             return await self.call(tool, args, kwargs)
 
         return call
-
-    def _unknown(self, name: str) -> str:
-        matches = [tool.alias for tool in self.catalog.similar(name, limit=3)]
-        hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
-        return f"there is no tool named {name!r}.{hint} {_FIND}"
 
     async def list_tools(
         self, prefix: JsonValue = "", page: JsonValue = 1, page_size: JsonValue = PAGE_SIZE
@@ -241,20 +236,10 @@ class ToolRuntime:
         A list of queries (one per capability a task needs) is searched query by query and the rankings are
         merged by reciprocal rank, so each query's best tools come first and tools found by several rise.
         """
+        problem = search_problem(query, max_results)
+        if problem is not None:
+            raise tool_error(problem)
         queries = query if isinstance(query, list) else [query]
-        if isinstance(query, list) and not 1 <= len(query) <= MAX_QUERIES:
-            raise tool_error(f"tools.search([...]) takes a list of 1 to {MAX_QUERIES} query strings")
-        if not all(isinstance(q, str) and q.strip() for q in queries):
-            raise tool_error('tools.search() needs a query string, e.g. `await tools.search("send an email")`')
-        if not isinstance(max_results, int) or not 1 <= max_results <= 50:
-            raise tool_error("tools.search(max_results=...) must be an int from 1 to 50")
-        longest = max(len(q) for q in queries if isinstance(q, str))
-        if longest > MAX_QUERY:  # refused before any tokenizing: the search runs on the host's loop
-            raise tool_error(
-                f"a tools.search() query is at most {MAX_QUERY:,} characters (the longest given has {longest:,}): "
-                'name what you need in a few words, e.g. `await tools.search("send an email")`, '
-                "or pass a list of short queries, one per capability"
-            )
         rankings = [await self.search_tools(q, max_results) for q in queries if isinstance(q, str)]
         found = rankings[0] if len(rankings) == 1 else merge_rankings(rankings)[:max_results]
         weak = not found
@@ -280,7 +265,7 @@ class ToolRuntime:
             raise tool_error(f"{long}. {_FIND}")
         tool = self.catalog.get(name) if isinstance(name, str) else None
         if tool is None:
-            raise tool_error(self._unknown(text))
+            raise tool_error(unknown_tool(self.catalog, text))
         self.discovered.setdefault(tool.name)
         return self.cache.stub(tool)
 
@@ -298,22 +283,27 @@ class ToolRuntime:
         """
         if args:
             raise tool_error(f"tools.{tool.alias}() takes keyword arguments only: {render_signature(tool)}")
-        arguments = self._named(tool, kwargs)
+        for key in kwargs:
+            long = too_long(key, "an argument name")
+            if long is not None:
+                raise tool_error(f"tools.{tool.alias}(): {long}. Signature: {render_signature(tool)}")
+        validator, names = self.cache.validator(tool)
+        arguments, unexpected = named_arguments(tool, names, kwargs)
         values = count_values(arguments, stop=MAX_ARGUMENT_VALUES)
         if values > MAX_ARGUMENT_VALUES:
             raise tool_error(
                 f"tools.{tool.alias}(): the arguments hold more than {MAX_ARGUMENT_VALUES:,} values (the items "
                 "of every list and object, counted together); pass the data in batches, over several calls"
             )
-        validator, names = self.cache.validator(tool)
         if values <= ON_LOOP_VALUES:
             errors = validator.errors(arguments)
         else:  # abandoned on a timeout: the thread's work is bounded by `MAX_ARGUMENT_VALUES`
             errors = await anyio.to_thread.run_sync(
                 validator.errors, arguments, abandon_on_cancel=True, limiter=self.cache.limiter()
             )
-        if errors:
-            raise tool_error(_validation_message(tool, errors[0], names))
+        details = [*unexpected.details, *validation_details(errors, names, meant=unexpected.meant)]
+        if details:
+            raise tool_error(call_message(tool, details))
         return arguments
 
     async def _invoke(self, tool: Tool, validated: JsonObject) -> Converted:
@@ -347,42 +337,19 @@ class ToolRuntime:
             raise tool_error(detail) from None
         return self._json_result(tool, result)
 
-    def _named(self, tool: Tool, kwargs: dict[str, JsonValue]) -> JsonObject:
-        """The arguments by their schema names, unknown names refused, a `None` the schema does not take left out."""
-        names = self.cache.validator(tool)[1]
-        properties = tool.parameters.get("properties")
-        known = properties if isinstance(properties, dict) else {}
-        arguments: JsonObject = {}
-        closed = isinstance(properties, dict) and tool.parameters.get("additionalProperties", False) is False
-        for key, value in kwargs.items():
-            long = too_long(key, "an argument name")
-            if long is not None:
-                raise tool_error(f"tools.{tool.alias}(): {long}. Signature: {render_signature(tool)}")
-            original = names.get(key, key)
-            if closed and original not in known:  # the stub offers no `**kwargs`: refuse what it does not name
-                matches = close_matches(key, names, limit=1)
-                hint = f"; did you mean `{matches[0]}`?" if matches else "."
-                raise tool_error(
-                    f"tools.{tool.alias}(): unexpected argument `{key}`{hint} Signature: {render_signature(tool)}"
-                )
-            if value is None and not accepts_null(known.get(original), tool.parameters):
-                continue  # `x: int | None = None` in the stub means "leave it out"
-            arguments[original] = value
-        return arguments
-
     def _converted(self, tool: Tool, owner: Arguments, arguments: JsonObject) -> dict[str, Any]:
         """The arguments as the handler's annotated types; a value that does not convert fails the call here."""
         try:
             return owner.convert(arguments)
         except pydantic.ValidationError as error:
-            first = error.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in first["loc"])
-            given = json.dumps(first.get("input"), ensure_ascii=False, default=str)
-            given = given if len(given) <= 80 else given[:77] + "..."
-            raise tool_error(
-                f"tools.{tool.alias}(): argument `{where}`: {first['msg']} (given {given}). "
-                f"Signature: {render_signature(tool)}"
-            ) from None
+            details: dict[str, str] = {}
+            for problem in error.errors(include_url=False):  # one per argument: its first problem
+                where = ".".join(str(part) for part in problem["loc"])
+                details.setdefault(
+                    str(problem["loc"][0]) if problem["loc"] else "",
+                    f"argument `{where}`: {problem['msg']} (given {given_text(problem.get('input'))})",
+                )
+            raise tool_error(call_message(tool, list(details.values()))) from None
 
     def _json_result(self, tool: Tool, result: object) -> Converted:
         """The one conversion and size check of a result: `ToolError` if it is not JSON or over `max_result`."""
@@ -406,6 +373,40 @@ class ToolRuntime:
             f"tools.{tool.alias}() returned {size} bytes, over the {self.max_result:,} "
             "byte limit; ask for less (filters, pagination, fewer fields)"
         )
+
+
+def search_problem(query: object, max_results: object) -> str | None:
+    """What is wrong with the arguments of `tools.search(query, max_results)`, or None."""
+    queries = query if isinstance(query, list) else [query]
+    if isinstance(query, list) and not 1 <= len(query) <= MAX_QUERIES:
+        return f"tools.search([...]) takes a list of 1 to {MAX_QUERIES} query strings"
+    if not all(isinstance(q, str) and q.strip() for q in queries):
+        return 'tools.search() needs a query string, e.g. `await tools.search("send an email")`'
+    if not isinstance(max_results, int) or not 1 <= max_results <= 50:
+        return "tools.search(max_results=...) must be an int from 1 to 50"
+    longest = max(len(q) for q in queries if isinstance(q, str))
+    if longest > MAX_QUERY:  # refused before any tokenizing: the search runs on the host's loop
+        return (
+            f"a tools.search() query is at most {MAX_QUERY:,} characters (the longest given has {longest:,}): "
+            'name what you need in a few words, e.g. `await tools.search("send an email")`, '
+            "or pass a list of short queries, one per capability"
+        )
+    return None
+
+
+def find_tool(catalog: Catalog, name: str) -> Tool | None:
+    """The tool `tools.<name>` calls: by original name or alias, and a dotted guess (`crm.notes.add`) by its alias."""
+    tool = catalog.get(name)
+    if tool is None and "." in name:
+        tool = catalog.get(portable_alias(name))
+    return tool
+
+
+def unknown_tool(catalog: Catalog, name: str) -> str:
+    """What the model reads of a tool name the catalog does not have: the closest names, and how to find tools."""
+    matches = [tool.alias for tool in catalog.similar(name, limit=3)]
+    hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
+    return f"there is no tool named {name!r}.{hint} {_FIND}"
 
 
 def _passes_through(error: BaseException) -> bool:
@@ -453,20 +454,3 @@ def count_values(value: JsonValue, *, stop: int) -> int:
             break
         stack.extend(children)
     return count
-
-
-def _validation_message(tool: Tool, error: Any, names: dict[str, str]) -> str:
-    stub_names = {original: stub for stub, original in names.items()}
-    path = [stub_names.get(str(part), str(part)) for part in error.absolute_path]
-    where = f"argument `{'.'.join(path)}`" if path else "the arguments"
-    given = json.dumps(error.instance, ensure_ascii=False)
-    if len(given) > 80:
-        given = given[:77] + "..."
-    if error.validator == "required" and not path:
-        missing = str(error.message).split("'")[1] if "'" in str(error.message) else str(error.message)
-        detail = f"missing required argument `{stub_names.get(missing, missing)}`"
-    elif error.validator == "additionalProperties" and not path:
-        detail = f"unexpected argument: {error.message}"
-    else:
-        detail = f"{where}: {error.message} (given {given})"
-    return f"tools.{tool.alias}(): {detail}. Signature: {render_signature(tool)}"

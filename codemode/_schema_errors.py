@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._jsonschema import as_schema, resolve_ref
+from codemode._jsonschema import as_schema, enum_values, resolve_ref, schema_types
 from codemode._naming import close_matches
+from codemode._typeexpr import literal, union
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 _UNIONS: Final = ("oneOf", "anyOf")
 _SHAPE: Final = ("required", "additionalProperties", "dependentRequired", "dependencies")
 """Validators that fail on an object of the variant's own shape: its error is worth more than "valid under none"."""
+_KINDS: Final = ("type", "enum", "const", "anyOf", "oneOf", "$ref")
+"""Validators that fail on a value of another kind than the variant's: it was not meant for that variant."""
 
 
 def readable(error: Any, root: JsonObject) -> Any:
@@ -33,7 +36,7 @@ def readable(error: Any, root: JsonObject) -> Any:
     """
     if error.validator in _UNIONS and error.context:
         narrowed = _narrowed(error, root)
-        return error if narrowed is None else narrowed
+        return _rewritten(error, f"expected `{_expected(error, root)}`") if narrowed is None else narrowed
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         return _unexpected_key(error)
     if error.validator == "required" and error.absolute_path:
@@ -55,7 +58,7 @@ def _narrowed(error: Any, root: JsonObject) -> Any | None:
         index = values.index(instance[tag])
         label = f"the variant for {tag}={json.dumps(instance[tag], ensure_ascii=False)}"
     else:
-        fitting = _fitting(error)
+        fitting = _fitting(error) or _typed(error)
         if not fitting:
             return None
         index = min(fitting, key=lambda i: (len(fitting[i]), -_known(variants[i], instance), i))
@@ -66,6 +69,30 @@ def _narrowed(error: Any, root: JsonObject) -> Any | None:
     best = readable(min(own, key=lambda sub: len(sub.absolute_path)), root)
     message = f"{best.message} ({label})" if label else best.message
     return _rewritten(best, message, path=list(best.absolute_path))
+
+
+_PYTHON_TYPES: Final = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "null": "None",
+    "array": "list",
+    "object": "dict",
+}
+
+
+def _expected(error: Any, root: JsonObject) -> str:
+    """The union's variants as a Python type, as the stub writes a simple one (`bool | None`): what was expected."""
+    parts: list[str] = []
+    for variant in (_resolved(v, root) for v in error.validator_value):
+        values = enum_values(variant)
+        shown = literal(values) if values is not None else None
+        if shown is None:
+            types = schema_types(variant)
+            shown = union(_PYTHON_TYPES.get(kind, "Any") for kind in types) if types else "Any"
+        parts.append(shown)
+    return union(parts)
 
 
 def _resolved(variant: JsonValue, root: JsonObject) -> JsonObject:
@@ -91,15 +118,29 @@ def _tag(schema: JsonObject, variants: list[JsonObject]) -> str | None:
 
 def _fitting(error: Any) -> dict[int, list[Any]]:
     """The variants whose errors are all about the value's content, not its type, with their errors."""
+    return {
+        index: subs
+        for index, subs in _by_variant(error).items()
+        if all(sub.relative_path or sub.validator in _SHAPE for sub in subs)
+    }
+
+
+def _typed(error: Any) -> dict[int, list[Any]]:
+    """The variants the value has the type of, failing only a constraint (`minimum`, `pattern`), with their errors."""
+    return {
+        index: subs
+        for index, subs in _by_variant(error).items()
+        if not any(sub.validator in _KINDS and not sub.relative_path for sub in subs)
+    }
+
+
+def _by_variant(error: Any) -> dict[int, list[Any]]:
+    """The union's errors, by the index of the variant each is of."""
     errors: dict[int, list[Any]] = {}
     for sub in error.context:
         if sub.relative_schema_path and isinstance(sub.relative_schema_path[0], int):
             errors.setdefault(sub.relative_schema_path[0], []).append(sub)
-    return {
-        index: subs
-        for index, subs in errors.items()
-        if all(sub.relative_path or sub.validator in _SHAPE for sub in subs)
-    }
+    return errors
 
 
 def _known(variant: JsonObject, instance: JsonValue) -> int:

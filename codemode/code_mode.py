@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, Self
 
 import anyio
 
+from codemode import _preflight as preflight
 from codemode._ledger import Ledger
 from codemode._observe import EventListener, Observer
 from codemode._persistence import carry_over
@@ -320,13 +321,22 @@ class CodeMode:
         )
         listeners = [*([trace] if trace is not None else []), *([EventListener(on_event)] if on_event else [])]
         observer = Observer(runtime, listeners) if listeners else None
-        run = await self.sandbox.run(
-            code,
-            functions={"tools": runtime.namespace() if observer is None else observer.namespace()},
-            error_names=(ERROR_NAME,),
-            variables=plan.variables,
-            seed=plan.seed,
-            clock=plan.clock,
+        # a resumed run replays code that passed this check when it first ran
+        problems = preflight.check(code, self.catalog, self._cache) if plan.ledger.replay is None else []
+        for problem in problems:
+            if problem.tool is not None:
+                runtime.discovered.setdefault(problem.tool)
+        run = (
+            preflight.refusal(problems)
+            if problems
+            else await self.sandbox.run(
+                code,
+                functions={"tools": runtime.namespace() if observer is None else observer.namespace()},
+                error_names=(ERROR_NAME,),
+                variables=plan.variables,
+                seed=plan.seed,
+                clock=plan.clock,
+            )
         )
         announced = plan_announcement(
             state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded

@@ -165,6 +165,16 @@ class FunctionProxy:
         """The function's name, as `fn.__name__` gives it for a function the code defined."""
         return self._call.function if self._call.attribute is None else self._call.attribute
 
+    def __getattr__(self, name: str) -> FunctionProxy:
+        call = self._call
+        if name.startswith("_") or call.attribute is None:
+            raise AttributeError(name if name.startswith("_") else f"`{call.label}` has no attribute {name!r}")
+        # `tools.crm.notes.add`: a namespace member's dotted name, which the host resolves as one name
+        dotted = f"{call.attribute}.{name}"
+        if (long := long_name(call.function, dotted)) is not None:
+            raise AttributeError(long)
+        return FunctionProxy(self._calls, call.function, dotted)
+
     def __repr__(self) -> str:
         return f"<function {self._call.label}>"
 
@@ -198,3 +208,10 @@ class NamespaceProxy:
 
     def __repr__(self) -> str:
         return f"<namespace {self._function}>"
+
+
+# The names Python's own messages give them (`'function' object is not subscriptable`): what the code sees is a
+# function and a namespace, never an internal class.
+_SHOWN: tuple[tuple[type, str], ...] = ((FunctionProxy, "function"), (NamespaceProxy, "namespace"))
+for _proxy, _shown in _SHOWN:
+    _proxy.__name__ = _proxy.__qualname__ = _shown

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, cast
 
+from sandbox._asyncio_run import await_top_level_runs
 from sandbox._fence import unfence
 from sandbox._policy import SandboxPolicy
 from sandbox.result import RunError
@@ -111,6 +112,7 @@ def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compile
     module, source = parsed
     if _depth(module) > MAX_DEPTH:
         return RunError(kind="syntax", message=f"the code is nested more than {MAX_DEPTH} levels deep; flatten it")
+    await_top_level_runs(module)
     _return_final_expression(module)
     assigned = _top_level_names(module)
     _globals_to_nonlocals(module, assigned | set(variables or ()))

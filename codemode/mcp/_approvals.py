@@ -35,6 +35,9 @@ logger = logging.getLogger("codemode.mcp.server")
 
 APPROVAL_META_KEY: Final = "codemode/approval"
 """`_meta` key of a decision on a pending call: `{"id", "approved", "reason"}`."""
+PENDING_META_KEY: Final = "codemode/pending"
+"""`_meta` key of a paused result's waiting call, as data: `{"id", "tool", "arguments", "reason"}` (the `id` is
+what a decision under `APPROVAL_META_KEY` names)."""
 INPUT_KEY: Final = "codemode/approval"
 """Key of the approval form in an `InputRequiredResult`'s `inputRequests` (and of its answer)."""
 _FORM: Final[dict[str, Any]] = {
@@ -90,6 +93,11 @@ def round_state(params: types.CallToolRequestParams) -> DiscoveryState | None:
     except (TypeError, ValueError):
         logger.warning("ignored a malformed `requestState` on a `code` retry")
         return None
+
+
+def pending_meta(pending: PendingApproval) -> dict[str, Any]:
+    """The waiting call of a paused result, as data for a client that decides it (`PENDING_META_KEY`)."""
+    return {"id": pending.id, "tool": pending.alias, "arguments": pending.arguments, "reason": pending.reason}
 
 
 def fallback_text(result: ExecuteResult, pending: PendingApproval) -> str:

@@ -116,15 +116,23 @@ class ServerLink:
         """Call one of the server's tools; every failure is a `ToolError` for the model."""
         timeout = self.owner.timeout
         if self.owner.task_group is None:
+            connected = False
             try:
                 with anyio.fail_after(self.owner.connect_timeout + timeout):
                     async with connect(self.server) as client:
+                        connected = True
                         return result_json(await client.call_tool(tool_name, arguments))
             except TimeoutError:
                 raise CutOffError(self._timed_out(tool_name)) from None
             except MCPError as error:
+                if error.code == types.CONNECTION_CLOSED:
+                    raise CutOffError(self._lost(tool_name, error)) from None
                 raise tool_error(self._refused(error)) from None
-        connection = await self._connected()
+            except Exception as error:  # noqa: BLE001  # a server that cannot be reached fails in many ways
+                if connected:
+                    raise CutOffError(self._lost(tool_name, error)) from None
+                raise tool_error(self._unreachable(tool_name, error)) from None
+        connection = await self._connected(tool_name)
         connection.calls += 1
         try:
             with anyio.fail_after(timeout):  # cancels this request alone: the SDK tells the server so
@@ -144,7 +152,7 @@ class ServerLink:
             connection.release()
         return result_json(result)
 
-    async def _connected(self) -> _Connection:
+    async def _connected(self, tool_name: str) -> _Connection:
         async with self._lock:  # one reconnect for many concurrent calls
             if self.connection is not None:
                 return self.connection
@@ -154,9 +162,7 @@ class ServerLink:
                 with anyio.fail_after(self.owner.connect_timeout):
                     connection: _Connection = await task_group.start(self._run, True)
             except Exception as error:  # noqa: BLE001  # reported to the model, who may try again later
-                raise tool_error(
-                    f"cannot reach MCP server {self.label!r}: {describe(error)}. Try again later, or use another tool."
-                ) from None
+                raise tool_error(self._unreachable(tool_name, error)) from None
             return connection
 
     async def _check(self, connection: _Connection) -> None:
@@ -221,6 +227,12 @@ class ServerLink:
         if self.connection is connection:
             self.connection = None
         connection.retire()
+
+    def _unreachable(self, tool_name: str, error: BaseException) -> str:
+        return (
+            f"cannot reach MCP server {self.label!r} ({describe(error)}), so `{tool_name}` was not sent and did not "
+            "run. Try again later, or use another tool."
+        )
 
     def _timed_out(self, tool_name: str) -> str:
         return (

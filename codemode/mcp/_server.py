@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING, Any, Final
 from codemode._config_serve import ServeSettings
 from codemode.discovery import DiscoveryState
 from codemode.errors import ApprovalError
-from codemode.mcp._approvals import DecisionError, fallback_text, round_state, run_code
+from codemode.mcp._approvals import (
+    PENDING_META_KEY,
+    DecisionError,
+    fallback_text,
+    pending_meta,
+    round_state,
+    run_code,
+)
 from codemode.mcp._auth import (
     BearerVerifier,
     auth_settings,
@@ -50,6 +57,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from starlette.applications import Starlette
 
+    from codemode import PendingApproval
     from codemode.code_mode import CodeMode
 
 logger = logging.getLogger("codemode.mcp.server")
@@ -104,7 +112,7 @@ def build_server(
             return result
         text = fallback_text(result, result.pending) if result.pending is not None else result.text
         texts = [text, *([result.announcement] if result.announcement else [])]
-        return _result(texts, state, not result.ok)
+        return _result(texts, state, not result.ok, pending=result.pending)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -237,9 +245,10 @@ def _state_from_meta(meta: object) -> DiscoveryState | None:
     return None
 
 
-def _result(texts: list[str], state: DiscoveryState, is_error: bool) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(text=text) for text in texts],
-        is_error=is_error,
-        _meta={STATE_META_KEY: state.to_json()},
-    )
+def _result(
+    texts: list[str], state: DiscoveryState, is_error: bool, *, pending: PendingApproval | None = None
+) -> types.CallToolResult:
+    meta: dict[str, Any] = {STATE_META_KEY: state.to_json()}
+    if pending is not None:  # the id a decision names, as data: a client need not read it from the text
+        meta[PENDING_META_KEY] = pending_meta(pending)
+    return types.CallToolResult(content=[types.TextContent(text=text) for text in texts], is_error=is_error, _meta=meta)

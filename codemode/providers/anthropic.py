@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any, Literal
 
+from codemode.providers._whole import read_whole
 from codemode.providers.base import Turn, Usage, code_from_input, json_objects, token_count, unknown_tool
 
 if TYPE_CHECKING:
@@ -210,6 +211,11 @@ class AnthropicModel:
             data: JsonObject = message.model_dump(mode="json")
             return data
         async with self.client.messages.stream(**params) as stream:
+            from anthropic import APIError
+
+            whole = await read_whole(stream.response, key="type", value="message", error=APIError)
+            if whole is not None:
+                return whole
             async for text in stream.text_stream:
                 if on_text is not None:
                     on_text(text)

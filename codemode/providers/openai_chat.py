@@ -17,6 +17,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from codemode.providers._openai import content_texts, openai_client, read_function_call, read_openai_usage
+from codemode.providers._whole import read_whole
 from codemode.providers.base import Turn, json_objects, place_announcements, token_count
 
 if TYPE_CHECKING:
@@ -153,6 +154,11 @@ class OpenAIChatModel:
         chunks = await self.client.chat.completions.create(
             **params, stream=True, stream_options={"include_usage": True}
         )
+        from openai import APIError
+
+        whole = await read_whole(chunks.response, key="object", value="chat.completion", error=APIError)
+        if whole is not None:
+            return whole
         accumulator = _ChunkAccumulator()
         async for chunk in chunks:
             text = accumulator.add(chunk.model_dump(mode="json"))

@@ -18,6 +18,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from codemode.providers._openai import content_texts, openai_client, read_function_call, read_openai_usage
+from codemode.providers._whole import read_whole
 from codemode.providers.base import Turn, json_objects, place_announcements
 
 if TYPE_CHECKING:
@@ -170,6 +171,11 @@ class OpenAIResponsesModel:
             data: JsonObject = response.model_dump(mode="json")
             return data
         events = await self.client.responses.create(**params, stream=True)
+        from openai import APIError
+
+        whole = await read_whole(events.response, key="object", value="response", error=APIError)
+        if whole is not None:
+            return whole
         final: JsonObject | None = None
         problem = "the stream ended without a final response"
         async for event in events:
@@ -180,8 +186,6 @@ class OpenAIResponsesModel:
             elif event.type in _FINAL_EVENTS:
                 final = event.model_dump(mode="json")["response"]
         if final is None or final.get("status") == "failed":
-            from openai import APIError
-
             error = final.get("error") if final else None
             if isinstance(error, dict):
                 problem = f"{error.get('code')}: {error.get('message')}"

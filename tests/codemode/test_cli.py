@@ -473,6 +473,40 @@ def test_chat_prints_each_step_the_answer_and_the_cache_report(
     assert_cache_report(provider, out)
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_chat_reads_a_streaming_request_answered_with_one_json_body_as_the_whole_response(
+    provider: str, loopback: Callable[[Answer], Exchange], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that ignores `stream` and answers whole: the steps, the answer and the usage, as without streaming."""
+    reply = SERVERS[provider][0]
+
+    def whole(index: int, body: dict[str, Any]) -> tuple[int, str, bytes]:
+        response = reply(index, CHAT_STEPS[index], False)
+        return response.status_code, response.headers["content-type"], response.content
+
+    exchange = loopback(whole)
+    status = chat(provider, "--isolation", "inline")
+    out = capsys.readouterr().out
+    assert status == 0
+    assert [bool(body.get("stream")) for body in exchange.bodies] == [True, True]
+    assert ANSWER in out
+    assert_cache_report(provider, out)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_chat_exits_1_when_a_streaming_request_gets_json_that_is_no_response(
+    provider: str, loopback: Callable[[Answer], Exchange], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gateway's own JSON in place of a stream is one error line and exit 1, never an empty answer and exit 0."""
+    loopback(lambda index, body: (200, "application/json", b'{"status": "ok"}'))
+    status = chat(provider, "--isolation", "inline")
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert err.startswith("codemode: model API error")
+    assert "answered a streaming request with JSON that is not a" in err
+    assert "request  cache read" not in out
+
+
 ERRORS: dict[str, dict[str, Any]] = {
     "anthropic": {"type": "error", "error": {"type": "invalid_request_error", "message": "model: unknown model m"}},
     "openai-chat": {"error": {"message": "The model `m` does not exist.", "type": "invalid_request_error"}},

@@ -299,6 +299,6 @@ async def test_a_union_argument_error_names_the_variant_and_what_it_lacks() -> N
             'ToolError: tools.shape_area(): argument `shape.kind`: must be one of "circle", "rect" (given "square"). Signature: shape_area(*, shape: Circle | Rect) -> Any (line 1)',
             "ToolError: tools.shape_area(): argument `shape.r`: 'big' is not of type 'number' (the variant for kind=\"circle\") (given \"big\"). Signature: shape_area(*, shape: Circle | Rect) -> Any (line 1)",
             "ToolError: tools.notify(): argument `target.ext`: 'x' is not of type 'integer' (the closest of its 3 variants) (given \"x\"). Signature: notify(*, target: NotifyTarget | NotifyTarget2 | str | None = None) -> Any (line 1)",
-            "ToolError: tools.notify(): argument `target`: [1] is not valid under any of the given schemas (given [1]). Signature: notify(*, target: NotifyTarget | NotifyTarget2 | str | None = None) -> Any (line 1)",
+            "ToolError: tools.notify(): argument `target`: expected `dict | str` (given [1]). Signature: notify(*, target: NotifyTarget | NotifyTarget2 | str | None = None) -> Any (line 1)",
         ]
     )

@@ -401,7 +401,7 @@ async def test_host_objects_show_the_sandbox_names_not_the_host_functions(sb: Sa
     """
     result = await run(sb, textwrap.dedent(code), functions=HostKit(host_secret).functions())
     assert result.error is None, result.error
-    assert result.value == ["echo", "lookup", True, "FunctionProxy", "NamespaceProxy", True]
+    assert result.value == ["echo", "lookup", True, "function", "namespace", True]
 
 
 @pytest.mark.parametrize("isolation", ["inline"])

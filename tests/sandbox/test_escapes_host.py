@@ -261,7 +261,7 @@ CASES = [
         "return await echo(x=echo)",
         raised(
             "TypeError",
-            "`echo(...)` takes JSON data: kwargs['x'] is a 'FunctionProxy' object: a function is not data: call it and",
+            "`echo(...)` takes JSON data: kwargs['x'] is a 'function' object: a function is not data: call it and",
         ),
     ),
     case(
@@ -378,7 +378,7 @@ CASES = [
         "return echo",
         raised(
             "TypeError",
-            "the returned value is a 'FunctionProxy' object: a function is not data: call it and return its result, or",
+            "the returned value is a 'function' object: a function is not data: call it and return its result, or",
         ),
     ),
     case(
@@ -498,7 +498,7 @@ CASES = [
     case(
         "namespace_function_attribute_chain",
         "return await tools.echo.more(x=1)",
-        raised("AttributeError", "'FunctionProxy' object has no attribute 'more'"),
+        raised("LookupError", "no function 'echo.more'"),
     ),
     case(
         "deepcopy_memo_holds_the_host_functions",

@@ -1281,7 +1281,7 @@ CASES = [
                 return str(type(o).__name__)
         return json.dumps({'a': echo}, cls=E)
         """,
-        Value('{"a": "FunctionProxy"}'),
+        Value('{"a": "function"}'),
     ),
 ]
 CASES += [

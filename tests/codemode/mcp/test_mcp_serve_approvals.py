@@ -87,7 +87,14 @@ async def test_a_client_without_elicitation_gets_how_to_approve_and_a_stateless_
     ):
         paused = await client.call_tool("code", {"code": REFUND_CODE})
         state = paused.meta["codemode/state"]
-        approval = {"id": state["approval"]["signature"][:16], "approved": True}
+        approval = {"id": paused.meta["codemode/pending"]["id"], "approved": True}
+        assert approval["id"] == state["approval"]["signature"][:16]
+        assert paused.meta["codemode/pending"] == {
+            "id": approval["id"],
+            "tool": "refund",
+            "arguments": {"order_id": "A1", "amount": 150.0},
+            "reason": None,
+        }
         assert paused.is_error
         assert texts(paused)[0].startswith("Paused: `tools.refund(...)` needs a person's approval")
         assert f'"id": "{approval["id"]}"' in texts(paused)[0]
