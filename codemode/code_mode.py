@@ -312,7 +312,12 @@ class CodeMode:
             clock=plan.clock,
         )
         announced = plan_announcement(
-            state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
+            state,
+            runtime.discovered,
+            CatalogStubs(self.catalog, self._cache),
+            lines=CatalogStubs(self.catalog, self._cache, lines=True),
+            used=runtime.used,
+            exclude=self._loaded,
         )
         run, pending, note = self._settle(run, code, state, plan)
         if pending is None:

@@ -454,7 +454,7 @@ def test_chat_runs_a_code_call_then_answers_through_the_sdk(
     first, second = (json.dumps(body) for body in exchange.bodies)
     assert "weather_get_forecast" not in first
     assert "weather_get_forecast(*, city: str" in second
-    assert "# new tool: weather.get_forecast [" in second
+    assert "] weather.get_forecast" in second  # found only: its one-line stub, marked with its original name
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
@@ -468,7 +468,7 @@ def test_chat_prints_each_step_the_answer_and_the_cache_report(
     out = capsys.readouterr().out
     assert [bool(body.get("stream")) for body in exchange.bodies] == [stream, stream]
     assert "[code #1]\n  | print(await tools.search(" in out
-    assert "[announced: 2 new: weather.get_forecast, " in out
+    assert "[announced: 2 seen: weather.get_forecast, " in out
     assert ANSWER in out
     assert_cache_report(provider, out)
 

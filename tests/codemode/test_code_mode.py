@@ -170,7 +170,7 @@ async def test_an_async_custom_ranker_is_awaited() -> None:
     result = await execute('return [t["name"] for t in await tools.search("the ")]', search=ranker)
 
     assert result.run.value == ["math_factorial", "delete_file", "list_calendar_events", "get_weather"]
-    assert [name for name, _ in result.announced.new] == [
+    assert [name for name, _, _ in result.announced.seen] == [
         "math.factorial",
         "delete_file",
         "list_calendar_events",

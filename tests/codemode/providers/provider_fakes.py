@@ -570,11 +570,17 @@ def assert_prefix_stable(provider: str, bodies: list[dict[str, Any]]) -> None:
 
 
 _NEW_TOOL = re.compile(r"^# new tool: (\S+) \[", re.MULTILINE)
+_SEEN_TOOL = re.compile(r"^async def (\w+)\(.*  # \[[0-9a-f]{12}\](?: (.+))?$", re.MULTILINE)
 
 
 def announced_names(texts: list[str]) -> list[str]:
     """Names of the tools announced as new in these texts, as often as they are announced."""
     return [name for text in texts for name in _NEW_TOOL.findall(text)]
+
+
+def seen_names(texts: list[str]) -> list[str]:
+    """Names of the tools announced as one line (found, not used) in these texts, as often as they are announced."""
+    return [name or alias for text in texts for alias, name in _SEEN_TOOL.findall(text)]
 
 
 Resumed = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
