@@ -19,8 +19,9 @@ import pytest
 from inline_snapshot import snapshot
 from providers.provider_fakes import seen_names
 
-from codemode import Catalog, CodeMode
+from codemode import Catalog, CodeMode, DiscoveryState
 from codemode.agent import Agent, AgentEvents, AgentResult, describe_api_error
+from codemode.discovery import OPEN_TAG
 from codemode.providers.anthropic import AnthropicModel, AnthropicWire
 from codemode.providers.openai_chat import OpenAIChatModel, OpenAIChatWire
 from codemode.providers.openai_responses import OpenAIResponsesModel, OpenAIResponsesWire
@@ -227,6 +228,40 @@ async def test_a_long_scripted_run_ends_with_the_final_answer(wire: WireFormat) 
     assert len(announcing) >= 6
     assert sorted(agent.state.announced) == sorted(TOOL_NAMES)
     assert_announced_once_each(announced_names(wire, agent.messages), TOOL_NAMES)
+
+
+def announcement_places(messages: Sequence[JsonObject]) -> list[str]:
+    """Where each message holding an announcement puts it: `tool_result`, or the role of a message of its own."""
+    places = []
+    for message in messages:
+        if OPEN_TAG not in json.dumps(message):
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        in_results = [
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks if OPEN_TAG in json.dumps(b)
+        ]
+        if (
+            message.get("role") == "tool"
+            or message.get("type") == "function_call_output"
+            or (in_results and all(in_results))
+        ):
+            places.append("tool_result")
+        else:
+            places.append(str(message.get("role")))
+    return places
+
+
+async def test_by_default_announcements_are_tool_output_and_a_user_message_stays_an_option(wire: WireFormat) -> None:
+    """Third-party stubs go in the tool result of the run that found them; `placement="user"` still appends them."""
+    default, _, result = await run_agent(wire, SCRIPT)
+    as_user, model, _ = await run_agent(wire, SCRIPT, placement="user")
+
+    assert result.stopped == "answer"
+    assert set(announcement_places(default.messages)) == {"tool_result"}
+    assert "user" in announcement_places(as_user.messages)
+    assert_prefix_stable(model.requests)
+    assert DiscoveryState.from_history(wire.history_texts(default.messages)) == default.state
 
 
 async def test_every_request_keeps_tools_and_system_and_extends_the_previous_prompt(wire: WireFormat) -> None:

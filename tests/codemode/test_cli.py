@@ -457,6 +457,35 @@ def test_chat_runs_a_code_call_then_answers_through_the_sdk(
     assert "] weather.get_forecast" in second  # found only: its one-line stub, marked with its original name
 
 
+def announcement_roles(body: dict[str, Any]) -> list[str]:
+    """The role of each message of a request that holds an announcement (`tool_result` when inside one)."""
+    roles = []
+    for message in body.get("messages") or body.get("input") or []:
+        text = json.dumps(message)
+        if "<tools-discovered>" not in text:
+            continue
+        content = message.get("content")
+        blocks = [b for b in content if "<tools-discovered>" in json.dumps(b)] if isinstance(content, list) else []
+        results = blocks and all(b.get("type") == "tool_result" for b in blocks)
+        tool = message.get("role") == "tool" or message.get("type") == "function_call_output" or results
+        roles.append("tool_result" if tool else str(message.get("role")))
+    return roles
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_chat_puts_announcements_in_the_tool_result_unless_told_to_use_a_user_message(
+    provider: str, loopback: Callable[[Answer], Exchange]
+) -> None:
+    """By default the stubs reach the model as tool output; `--placement user` sends them as a user message."""
+    default = loopback(scripted(provider))
+    assert chat(provider, "--isolation", "inline", "--no-stream") == 0
+    as_user = loopback(scripted(provider))
+    assert chat(provider, "--isolation", "inline", "--no-stream", "--placement", "user") == 0
+
+    assert announcement_roles(default.bodies[1]) == ["tool_result"]
+    assert announcement_roles(as_user.bodies[1]) == ["user"]
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_chat_prints_each_step_the_answer_and_the_cache_report(

@@ -476,7 +476,7 @@ class Conversation:
 
 
 async def converse(
-    model: Model, cm: CodeMode, conversation: Conversation, *, placement: Placement = "user", max_requests: int = 99
+    model: Model, cm: CodeMode, conversation: Conversation, *, placement: Placement = "tool_result", max_requests: int = 99
 ) -> Conversation:
     """Request, run each `code` call, write the outcomes back; stop at a final answer or `max_requests`."""
     wire = conversation.wire
@@ -538,7 +538,7 @@ def system_of(provider: str, body: dict[str, Any]) -> str:
 
 
 async def full_run(
-    provider: str, *, stream: bool, placement: Placement = "user", max_requests: int = 99
+    provider: str, *, stream: bool, placement: Placement = "tool_result", max_requests: int = 99
 ) -> tuple[Conversation, FakeServer]:
     """A fresh conversation through the provider's SDK model and fake server."""
     server = fake_server(provider)
