@@ -26,8 +26,9 @@ DISPLAY_BUDGET: Final = 20_000
 """Characters the model reads of one run by default: output, value, error and the calls listing share them."""
 _SHARE: Final = 4
 """The error and the calls listing take at most a quarter of the budget each; output and value share the rest."""
-_CAPS: Final = ((200, 2000), (100, 500), (50, 200), (20, 100), (10, 60), (5, 40), (3, 20), (1, 10))
-"""Items per list or object, and characters per string, tried in turn until a value fits its share."""
+_ITEMS: Final = (1000, 200, 100, 50, 20, 10, 5, 3, 1)
+"""Items per list or object tried in turn until a value fits its share: first with strings kept to the share, then
+with the characters of each string halved at each step."""
 _VALUE_NOTE: Final = "[the value is cut to fit what you read of a run: `return` only what you need]"
 
 
@@ -90,10 +91,12 @@ def shaped(value: JsonValue, limit: int) -> str:
     only a value that fits no cap (deep nesting) is cut in its middle.
     """
     text = json.dumps(value, ensure_ascii=False, indent=1)
-    for items, chars in _CAPS:
-        if len(text) <= limit:
-            return text
-        text = json.dumps(_capped(value, items, chars), ensure_ascii=False, indent=1)
+    whole = max(10, limit - 100)
+    for step, items in enumerate(_ITEMS):
+        for chars in (whole, max(10, whole >> step)):
+            if len(text) <= limit:
+                return text
+            text = json.dumps(_capped(value, items, chars), ensure_ascii=False, indent=1)
     return text if len(text) <= limit else cut_middle(text, limit)
 
 

@@ -1,9 +1,12 @@
 """What the model has been shown: `DiscoveryState`, and the announcements that extend it.
 
-An announcement is conversation content: the Python stubs of tools new to this conversation, stubs of tools
-whose definition changed, and the names of tools removed. Each stub is preceded by a marker line naming the
-tool and a short hash of its stub, so the state can be rebuilt from a stored history by reading the markers
-back: the history is the state, and no server-side session is needed.
+An announcement is conversation content, announcing what the model will use: the full stub of each tool the
+code called or described (once; its types written once per conversation, then referred to by name), one line for
+each tool the code only found (`codemode.stubs.render_line`), stubs of tools whose definition changed, and the names
+of tools removed. Each full stub is preceded by a marker line naming the tool and a short hash of its stub, and each
+line ends with the same as a comment, so the state can be rebuilt from a stored history by reading the markers
+back, the same decisions included (which tools were shown as a line, which types are defined): the history is the
+state, and no server-side session is needed.
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ def stub_hash(stub: str) -> str:
 class DiscoveryState:
     """What one conversation carries between `code` runs: tools announced, a pending approval, kept variables.
 
-    Plain data: `to_json` / `from_json` round-trip it, and `from_history` rebuilds the announced tools from
-    announcements (variables live only here, so carry the state itself to keep them). Optional parts appear in
+    Plain data: `to_json` / `from_json` round-trip it, and `from_history` rebuilds the announced tools, those shown
+    only as a line and the types defined from announcements (variables live only here, so carry the state itself
+    to keep them). Optional parts appear in
     `to_json` only when set, each under its own key.
     """
 

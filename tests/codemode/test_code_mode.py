@@ -665,6 +665,11 @@ async def test_a_long_returned_value_keeps_its_json_shape_with_a_count_of_the_it
     assert len(result.text) < 20_100
     shown = json.loads(result.text.removeprefix("Returned: ").rsplit("\n", 1)[0])
     assert shown == ["x" * 100] * 100 + ["[... 200 items cut ...]"]
+    keyed = await execute('return {f"k{i}": "v" * 40 for i in range(1_000)}', display_budget=1_000)
+    shown = json.loads(keyed.text.removeprefix("Returned: ").rsplit("\n", 1)[0])
+    assert list(shown)[-1] == "..."
+    assert shown["..."] == f"[... {1_000 - len(shown) + 1} keys cut ...]"
+    assert all(shown[f"k{i}"] == "v" * 40 for i in range(len(shown) - 1))
     assert result.text.splitlines()[-1] == snapshot(
         "[the value is cut to fit what you read of a run: `return` only what you need]"
     )

@@ -48,7 +48,7 @@ MiB = 1024 * 1024
 MAX_MESSAGE = 2000
 """Characters an error message may have: the model reads it."""
 MAX_ERROR_TEXT = 64 * 1024
-"""Characters of error message plus traceback a run may hand back (the default printed-output cap)."""
+"""Characters of error message plus traceback a run may hand back."""
 SECRET_NAME = "SANDBOX_TEST_SECRET"
 """The host environment variable that conftest's `host_secret` fixture fills."""
 

@@ -476,7 +476,12 @@ class Conversation:
 
 
 async def converse(
-    model: Model, cm: CodeMode, conversation: Conversation, *, placement: Placement = "tool_result", max_requests: int = 99
+    model: Model,
+    cm: CodeMode,
+    conversation: Conversation,
+    *,
+    placement: Placement = "tool_result",
+    max_requests: int = 99,
 ) -> Conversation:
     """Request, run each `code` call, write the outcomes back; stop at a final answer or `max_requests`."""
     wire = conversation.wire
