@@ -48,7 +48,8 @@ class ExecuteResult:
     """The outcome of one `execute`."""
 
     text: str
-    """The tool result for the model: printed output, the returned value (JSON), then the error if any."""
+    """The tool result for the model: printed output, the returned value (JSON), then the error if any, within
+    `CodeMode.display_budget` characters, about (`run` has them whole)."""
     announcement: str | None
     """Conversation content announcing newly discovered (or changed, or removed) tools; None if nothing new."""
     run: RunResult
