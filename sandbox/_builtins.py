@@ -65,8 +65,10 @@ class Output:
         if type(sep) is not str or type(end) is not str:
             raise TypeError("sep and end must be None or a string")
         texts = [str(arg) for arg in args]
-        if sum(map(len, texts)) + len(sep) * len(texts) + len(end) <= self.head_room - self.head_size:
-            self.write(sep.join(texts) + end)
+        if sum(map(len, texts)) + len(sep) * len(texts) + len(end) <= max(
+            self.head_room - self.head_size, self.tail_room
+        ):
+            self.write(sep.join(texts) + end)  # joined, it is no longer than what is kept of it
             return
         for part in [*_between(texts, sep), end]:  # never joined: a few references to one big string would be huge
             self.write(part)
