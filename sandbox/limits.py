@@ -110,21 +110,13 @@ MARKER_SLACK = len(cut_marker(2**63)) + 2
 """Characters `cut_middle` may add past its limit at most: the marker and its two newlines."""
 
 
-def cut_middle(text: str, limit: int, *, cut: int = 0) -> str:
-    """`text` in at most `limit` characters (and `MARKER_SLACK`): its head and tail, a marker between.
-
-    Args:
-        text: The text to cut.
-        limit: Characters of `text` to keep, half from each end.
-        cut: Characters already missing from the middle of `text` (cut before), added to the count shown.
-    """
-    if len(text) <= limit and not cut:
+def cut_middle(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters and `MARKER_SLACK`: its head and tail, and how much was cut between."""
+    if len(text) <= limit:
         return text
-    kept = min(limit, len(text))
-    head = kept // 2
-    tail = kept - head
-    missing = max(len(text) - limit, 0) + cut
-    return around_cut(text[:head], missing, text[len(text) - tail :] if tail else "")
+    tail = limit // 2
+    head = limit - tail
+    return around_cut(text[:head], len(text) - limit, text[len(text) - tail :] if tail else "")
 
 
 def around_cut(head: str, count: int, tail: str) -> str:
