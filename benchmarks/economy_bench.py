@@ -11,8 +11,9 @@ calls the tools it needs. Each task is a fresh conversation. What is counted, in
 - codemode before: the search run's text, and the full stub of every hit (the announcement before issue 26);
 - codemode after: the same run's text and what `CodeMode` announces now, for the search run and the call run.
 
-Call arguments and results are left out: every approach pays them alike. Tokens are left out too: `tokenizers` is
-installed but no tokenizer file ships in an installed package here, so no real tokenizer runs offline.
+Call arguments and results are left out: every approach pays them alike. Tokens are counted with the one real
+tokenizer that runs offline here, Llama 2's (shipped inside `wordllama`, the `semantic` extra; `n/a` without it):
+not the tokenizer of any model codemode talks to, but a real BPE, closer than bytes / 4.
 
 A second table is one long conversation: 24 searches of 20 hits each (8 with `--quick`), codemode before and after.
 
@@ -104,18 +105,15 @@ def tool(catalog: Catalog, name: str) -> Tool:
     return found
 
 
-async def one_task(cm: CodeMode, catalog: Catalog, task: Task) -> dict[str, int]:
+async def one_task(cm: CodeMode, catalog: Catalog, task: Task) -> dict[str, list[str]]:
+    """What each approach appends to a fresh conversation to find and learn the task's tools."""
     hits = [await search_names(cm, query, HITS) for query in task.queries]
     seen = list(dict.fromkeys(name for ranking in hits for name in ranking))
     shown = list(dict.fromkeys([*seen, *task.needed]))
-    ai_sdk = sum(len(definition_json(catalog, name)) for name in shown)
-    fastmcp = sum(
-        len(
-            json.dumps([{"name": tool(catalog, n).alias, "description": tool(catalog, n).description} for n in ranking])
-        )
+    fastmcp = [
+        json.dumps([{"name": tool(catalog, n).alias, "description": tool(catalog, n).description} for n in ranking])
         for ranking in hits
-    )
-    fastmcp += sum(len(definition_json(catalog, name)) for name in task.needed)
+    ]
     state = cm.new_state()
     search_code = (
         f"for query in {list(task.queries)!r}:\n"
@@ -124,58 +122,94 @@ async def one_task(cm: CodeMode, catalog: Catalog, task: Task) -> dict[str, int]
     searched = await cm.execute(search_code, state)
     call_code = "\n".join(f"await tools.{tool(catalog, name).alias}()" for name in task.needed)
     called = await cm.execute(call_code, state)
-    after = len(searched.text) + len(searched.announcement or "") + len(called.announcement or "")
-    before = len(searched.text) + len(old_announcement(catalog, shown))
     return {
-        "AI SDK (top 5 full)": ai_sdk,
-        "FastMCP (JSON results)": fastmcp,
-        "codemode before": before,
-        "codemode after": after,
+        "AI SDK (top 5 full)": [definition_json(catalog, name) for name in shown],
+        "FastMCP (JSON results)": [*fastmcp, *(definition_json(catalog, name) for name in task.needed)],
+        "codemode before": [searched.text, old_announcement(catalog, shown)],
+        "codemode after": [searched.text, searched.announcement or "", called.announcement or ""],
     }
 
 
-async def long_run(cm: CodeMode, data: Path, searches: int) -> tuple[int, int, int]:
-    """Bytes announced over one conversation of `searches` searches of 20 hits: before, after, and tools."""
+async def long_run(cm: CodeMode, data: Path, searches: int) -> tuple[list[str], list[str], int]:
+    """What one conversation of `searches` searches of 20 hits announces, before and after, and how many tools."""
     queries = [
         json.loads(line)["query"][:200]
         for line in (data / "stabletoolbench" / "queries.jsonl").read_text(encoding="utf-8").splitlines()[:searches]
     ]
     state = cm.new_state()
-    before = after = 0
+    before: list[str] = []
+    after: list[str] = []
     announced: set[str] = set()
     for query in queries:
         result = await cm.execute(f"return [t['name'] for t in await tools.search({query!r}, max_results=20)]", state)
-        after += len(result.announcement or "")
+        after.append(result.announcement or "")
         new = [name for name in await search_names(cm, query, 20) if name not in announced]
         announced.update(new)
-        before += len(old_announcement(cm.catalog, new))
+        before.append(old_announcement(cm.catalog, new))
     return before, after, len(announced)
+
+
+class Meter:
+    """UTF-8 bytes, and tokens when a real tokenizer runs offline (Llama 2's, shipped with `wordllama`)."""
+
+    def __init__(self) -> None:
+        self.tokenizer = None
+        try:
+            from importlib.resources import files
+
+            from tokenizers import Tokenizer
+
+            path = files("wordllama.tokenizers") / "l2_supercat_tokenizer_config.json"
+            self.tokenizer = Tokenizer.from_str(path.read_text(encoding="utf-8"))
+            self.tokenizer.no_truncation()
+        except (ImportError, FileNotFoundError, ModuleNotFoundError):
+            pass
+
+    def bytes(self, texts: list[str]) -> int:
+        return sum(len(text.encode("utf-8")) for text in texts)
+
+    def tokens(self, texts: list[str]) -> int | None:
+        if self.tokenizer is None:
+            return None
+        return sum(len(self.tokenizer.encode(text, add_special_tokens=False).ids) for text in texts if text)
+
+
+def cell(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
 
 
 async def main(quick: bool, data: Path) -> None:
     catalog = load_catalog(data)
     tasks = load_tasks(data, catalog, 10 if quick else 100)
-    up_front = sum(len(definition_json(catalog, tool.name)) for tool in catalog)
+    meter = Meter()
+    everything = [definition_json(catalog, tool.name) for tool in catalog]
+    searches = 8 if quick else 24
     async with CodeMode(catalog, isolation="inline") as cm:
         rows = [await one_task(cm, catalog, task) for task in tasks]
-        before, after, tools = await long_run(cm, data, 8 if quick else 24)
+        before, after, found = await long_run(cm, data, searches)
+    tokenizer = "Llama 2's tokenizer, from `wordllama`" if meter.tokenizer is not None else "no tokenizer offline"
     print(
-        f"{len(catalog):,} tools, {len(tasks)} tasks of {statistics.mean(len(t.needed) for t in tasks):.1f} "
-        "tools each (bytes appended to find and learn the tools; mean and max per task)\n"
+        f"{len(catalog):,} tools, {len(tasks)} tasks of {statistics.mean(len(t.needed) for t in tasks):.1f} tools "
+        f"each: what a task appends to find and learn its tools, in UTF-8 bytes and tokens ({tokenizer})\n"
     )
-    print("| approach | up front (once) | per task, mean | per task, max |")
-    print("|---|---:|---:|---:|")
-    print(f"| all tools up front | {up_front:,} | 0 | 0 |")
+    print("| approach | up front (once), bytes | tokens | per task, bytes (mean) | (max) | tokens (mean) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| all tools up front | {meter.bytes(everything):,} | {cell(meter.tokens(everything))} | 0 | 0 | 0 |")
     for name in rows[0]:
-        values = [row[name] for row in rows]
-        print(f"| {name} | 0 | {statistics.mean(values):,.0f} | {max(values):,} |")
-    searches = 8 if quick else 24
-    print(f"\nOne conversation, {searches} searches of 20 hits ({tools} tools found):\n")
-    print("| codemode | bytes announced | per tool |")
-    print("|---|---:|---:|")
-    print(f"| before (a full stub for every hit) | {before:,} | {before / tools:,.0f} |")
-    print(f"| after (a line per hit, full when used) | {after:,} | {after / tools:,.0f} |")
-    print(f"\nafter / before: {after / before:.0%}")
+        sizes = [meter.bytes(row[name]) for row in rows]
+        counts = [meter.tokens(row[name]) for row in rows]
+        mean_tokens = None if None in counts else statistics.mean(c for c in counts if c is not None)
+        print(f"| {name} | 0 | 0 | {statistics.mean(sizes):,.0f} | {max(sizes):,} | {cell(mean_tokens)} |")
+    print(f"\nOne conversation, {searches} searches of 20 hits ({found} tools found):\n")
+    print("| codemode | bytes announced | per tool | tokens |")
+    print("|---|---:|---:|---:|")
+    for label, texts in (
+        ("before (a full stub for every hit)", before),
+        ("after (a line per hit, full when used)", after),
+    ):
+        size = meter.bytes(texts)
+        print(f"| {label} | {size:,} | {size / found:,.0f} | {cell(meter.tokens(texts))} |")
+    print(f"\nafter / before: {meter.bytes(after) / meter.bytes(before):.0%} of the bytes")
 
 
 if __name__ == "__main__":
