@@ -496,3 +496,36 @@ async def test_a_state_rebuilt_from_history_makes_the_same_announcement_decision
     assert from_live.announced.summary() == snapshot("1 new: bill_customer")
     assert "class Address" not in (from_live.announcement or "")
     assert rebuilt == live
+
+
+async def test_a_changed_tool_seen_only_as_a_line_is_announced_again_as_a_line() -> None:
+    """A definition change re-announces a tool in the form the model saw it: a line stays a line."""
+    catalog = shared_type_catalog()
+    async with CodeMode(catalog, isolation="inline") as cm:
+        state = cm.new_state()
+        await run(cm, state, 'await tools.search("find parcels status", max_results=1)')
+        changed(catalog, "find_parcels", "Find parcels, newest first.")
+        result = await run(cm, state, "return 1")
+
+    assert result.announced.summary() == snapshot("1 seen: find_parcels")
+    assert '"""Find parcels, newest first."""' in (result.announcement or "")
+    assert state.compact == {"find_parcels"}
+    assert DiscoveryState.from_history([result.announcement or ""]).announced == state.announced
+
+
+async def test_a_state_with_lines_and_types_round_trips_through_json() -> None:
+    """`compact` and `types` are written only when set, sorted, and read back; malformed ones are refused."""
+    async with CodeMode(shared_type_catalog(), isolation="inline") as cm:
+        state = cm.new_state()
+        await run(
+            cm, state, 'await tools.search("parcels address", max_results=3)\nawait tools.describe("ship_parcel")'
+        )
+
+    data = json.loads(json.dumps(state.to_json()))
+    assert data["compact"] == ["bill_customer", "find_parcels"]
+    assert list(data["types"]) == ["Address"]
+    assert DiscoveryState.from_json(data) == state
+    with pytest.raises(TypeError):
+        DiscoveryState.from_json({"compact": "find_parcels"})
+    with pytest.raises(TypeError):
+        DiscoveryState.from_json({"types": ["Address"]})
