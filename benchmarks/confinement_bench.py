@@ -1,6 +1,7 @@
 """What OS-level confinement costs, and the candidate libraries measured against each other.
 
 Usage: python benchmarks/confinement_bench.py [--repeat 200]
+Check that it runs (one start and one run per case, 1,000 system calls a round): `--quick`.
 
 Part 1, the libraries (each in a fresh process, since loading a filter or a ruleset cannot be undone): import
 time (with `ctypes` already imported), the time to build and load the worker's allow-list (seccomp) or a
@@ -154,12 +155,12 @@ return {'total': round(total, 3), 'text': text, 'norms': norms}
 """
 
 
-def libraries() -> None:
+def libraries(syscalls: int) -> None:
     print("| library | import | build | load | BPF instructions | getppid before | after | a file read after |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for module, name in LIBRARIES.items():
         done = subprocess.run(
-            [sys.executable, "-c", LIBRARY_PROBE, module, str(ROOT), str(SYSCALLS)],
+            [sys.executable, "-c", LIBRARY_PROBE, module, str(ROOT), str(syscalls)],
             capture_output=True,
             text=True,
             check=False,
@@ -210,19 +211,19 @@ async def timed_run(sandbox: Sandbox, code: str) -> float:
     return elapsed
 
 
-async def interleaved(repeat: int) -> dict[str, tuple[float, float]]:
+async def interleaved(repeat: int, *, starts: int, fewest: int) -> dict[str, tuple[float, float]]:
     """Median of each case, confined and not, taken in alternation so the machine's load falls on both alike."""
-    starts: tuple[list[float], list[float]] = ([], [])
-    for _ in range(7):
-        for times, entry in zip(starts, (WORKER, UNCONFINED), strict=True):
+    started: tuple[list[float], list[float]] = ([], [])
+    for _ in range(starts):
+        for times, entry in zip(started, (WORKER, UNCONFINED), strict=True):
             times.append(await timed_start(entry))
-    out = {"start": (statistics.median(starts[0]), statistics.median(starts[1]))}
+    out = {"start": (statistics.median(started[0]), statistics.median(started[1]))}
     async with opened(WORKER) as confined, opened(UNCONFINED) as unconfined:
         assert len(confined.layers.active) == 6, confined.layers
         assert unconfined.layers.active == (), unconfined.layers
         for key, (_, code, fewer) in CASES.items():
             times: tuple[list[float], list[float]] = ([], [])
-            for _ in range(max(repeat // fewer, 5)):
+            for _ in range(max(repeat // fewer, fewest)):
                 times[0].append(await timed_run(confined, code))
                 times[1].append(await timed_run(unconfined, code))
             out[key] = (statistics.median(times[0]), statistics.median(times[1]))
@@ -233,8 +234,8 @@ def fmt(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} µs"
 
 
-async def sandbox_costs(repeat: int) -> None:
-    results = await interleaved(repeat)
+async def sandbox_costs(repeat: int, starts: int, fewest: int) -> None:
+    results = await interleaved(repeat, starts=starts, fewest=fewest)
     print("| case | confined (6 layers) | unconfined | ratio |")
     print("|---|---:|---:|---:|")
     labels = {"start": "worker start-up (entering `Sandbox(workers=1)`)"} | {k: v[0] for k, v in CASES.items()}
@@ -247,12 +248,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--skip-libraries", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="check that it runs: one start and one run per case")
     options = parser.parse_args()
+    starts, syscalls, fewest = (1, 1_000, 1) if options.quick else (7, SYSCALLS, 5)
+    if options.quick:
+        options.repeat = 1
     print(f"Python {sys.version.split()[0]}, kernel {os.uname().release}\n")
     if not options.skip_libraries:
-        libraries()
+        libraries(syscalls)
         print()
-    anyio.run(sandbox_costs, options.repeat)
+    anyio.run(sandbox_costs, options.repeat, starts, fewest)
 
 
 if __name__ == "__main__":

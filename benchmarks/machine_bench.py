@@ -10,6 +10,7 @@ Three measurements, each with no sandbox code in it:
 Cells are medians over `--rounds` round trips per row.
 
 Run: .venv/bin/python benchmarks/machine_bench.py --rounds 300
+Check that it runs (5 round trips a row, a loop of 100,000): `--quick`.
 """
 
 from __future__ import annotations
@@ -106,7 +107,11 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=300, help="round trips per row")
     parser.add_argument("--loop", type=int, default=3_000_000, help="additions in the CPU-bound loop")
-    return parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="check that it runs: 5 round trips a row, a short loop")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.loop = 5, 100_000
+    return args
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ Rounds alternate the variants; cells are the median over rounds of the wall time
 host's and the worker's CPU per round trip (`time.thread_time_ns`; the worker's from its own clock).
 
 Run: .venv/bin/python benchmarks/pipe_floor_bench.py --rounds 30 --calls 200
+Check that it runs (2 rounds of 20 round trips): `--quick`.
 """
 
 from __future__ import annotations
@@ -175,7 +176,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=30, help="timed rounds per variant")
     parser.add_argument("--calls", type=int, default=200, help="sequential round trips per round")
     parser.add_argument("--spin", type=int, default=200, help="µs a spinning worker polls before it blocks")
-    return parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="check that it runs: 2 rounds of 20 round trips")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.calls = 2, 20
+    return args
 
 
 if __name__ == "__main__":

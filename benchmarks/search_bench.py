@@ -14,6 +14,7 @@ Run from the project root:  .venv/bin/python benchmarks/search_bench.py [--repea
   tool search: score = how many distinct query words, lowercase split at non-alphanumerics, appear as
   substrings of the lowercased name + description; ties by catalog order).
 Medians over `--repeats` runs for timings; quality is deterministic.
+Check that it runs (500 tools, one build; quality on 10 MetaTool queries): `--quick`.
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from typing import TYPE_CHECKING
 
+from _data import DATA, missing
+
 from codemode.search import SearchIndex
 from codemode.search.evaluation import LabelledQuery, SearchFunction, evaluate, load_queries, load_tools
 
 if TYPE_CHECKING:
     from codemode.tools import Tool
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LABELLED = ("bfcl", "stabletoolbench", "metatool")
 CATALOGS = (*LABELLED, "github_mcp")
 METATOOL_STEP = 10  # MetaTool has 21,041 queries; every 10th keeps the run short
@@ -161,18 +163,23 @@ def quantiles(times: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def bench_quality() -> None:
+def bench_quality(sets: tuple[str, ...], most: int | None) -> None:
+    """Each labelled set's quality, alone and mixed, for the three rankers; `most` queries a set if given."""
     every = {name: prefixed(catalog(name), name) for name in CATALOGS}
+    mixed = [tool for other in CATALOGS for tool in every[other]]
+    rankers = {"ours": ours, "plain BM25": plain_bm25, "keyword overlap": keyword_overlap}
+    mixed_rankers = {ranker_name: make(mixed) for ranker_name, make in rankers.items()}  # the same for every set
     print("| data set | catalog | ranker | recall@5 | nDCG@10 | MRR@10 | p50 ms |")
     print("|---|---:|---|---:|---:|---:|---:|")
-    for name in LABELLED:
+    for name in sets:
         labelled = [
-            LabelledQuery(query=q.query, relevant=frozenset(f"{name}.{n}" for n in q.relevant)) for q in queries(name)
+            LabelledQuery(query=q.query, relevant=frozenset(f"{name}.{n}" for n in q.relevant))
+            for q in queries(name)[:most]
         ]
-        mixed = [tool for other in CATALOGS for tool in every[other]]
         for label, tools in ((f"{len(every[name]):,} alone", every[name]), (f"{len(mixed):,} mixed", mixed)):
-            for ranker_name, make in (("ours", ours), ("plain BM25", plain_bm25), ("keyword overlap", keyword_overlap)):
-                report = evaluate(tools, labelled, k=5, search=make(tools))
+            for ranker_name, make in rankers.items():
+                search = mixed_rankers[ranker_name] if tools is mixed else make(tools)
+                report = evaluate(tools, labelled, k=5, search=search)
                 print(
                     f"| {name} ({len(labelled)} q) | {label} | {ranker_name} | {report.recall_at_k:.3f} | "
                     f"{report.ndcg_at_10:.3f} | {report.mrr_at_10:.3f} | {report.p50_ms:.2f} |",
@@ -186,9 +193,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="check that it runs: 500 tools, 10 queries")
     args = parser.parse_args()
-    if not DATA.exists():
-        sys.exit(f"shared data not found at {DATA}")
+    if args.quick:
+        args.repeats, args.sizes = 1, "500"
+    if missing("the whole search benchmark (it needs the labelled sets)"):
+        return
     if args.one_size:
         print(json.dumps(measure_size(args.one_size, args.repeats)))
         return
@@ -196,7 +206,7 @@ def main() -> None:
     bench_build([int(size) for size in args.sizes.split(",")], args.repeats)
     if not args.skip_quality:
         print()
-        bench_quality()
+        bench_quality(("metatool",), 10) if args.quick else bench_quality(LABELLED, None)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,14 @@ medians of several runs, each command as a whole process (interpreter start and 
 - `codemode exec FILE --config FILE --isolation inline`, once with a script that searches and once with one
   that does not (which must not pay for the index);
 - `codemode serve --config FILE --isolation inline` until it answers an MCP `initialize` on stdio;
-- in process: `build_catalog` (read and register), `CodeMode(catalog)`, and the first search (which builds
-  the index, or reads it from the cache).
+- in process, in a fresh process each time (as a real start has no term memo or index in memory):
+  `build_catalog` (read and register), `CodeMode(catalog)`, and the first `tools.search` of an inline
+  `CodeMode.execute` after a plain run (the search builds the index, or reads it from the cache).
 
 Wall and CPU seconds are both reported: on a shared machine the wall clock varies with the load, CPU less.
 
 Run: .venv/bin/python benchmarks/startup_bench.py [--tools 10000] [--repeat 5]
+Check that it runs (1,000 tools, the fewest the index cache keeps; one run each; one import floor): `--quick`.
 """
 
 from __future__ import annotations
@@ -112,35 +114,55 @@ def timed_serve(command: list[str], repeat: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+IN_PROCESS = r"""
+import json, sys, time
+from pathlib import Path
+
+import anyio
+
+from codemode import CodeMode, build_catalog, load_config
+
+def timed(step):
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = step()
+    return value, (time.perf_counter() - wall, time.process_time() - cpu)
+
+async def first_search(code_mode):
+    async with code_mode:
+        state = code_mode.new_state()
+        assert (await code_mode.execute("return 1", state)).ok  # the sandbox's imports and first run
+        wall, cpu = time.perf_counter(), time.process_time()
+        code = 'return len(await tools.search("refund an invoice", max_results=5))'
+        result = await code_mode.execute(code, state)
+        assert result.run.value == 5, result.text
+        return time.perf_counter() - wall, time.process_time() - cpu
+
+catalog, build = timed(lambda: build_catalog(load_config(Path(sys.argv[1]))))
+code_mode, made = timed(lambda: CodeMode(catalog, isolation="inline"))
+searched = anyio.run(first_search, code_mode)
+print(json.dumps({"build_catalog": build, "CodeMode(catalog)": made, "first search": searched}))
+"""
+"""One fresh process's in-process steps: each starts, as a real one does, with no term memo or index in memory."""
+
+
 def in_process(config: Path, repeat: int) -> dict[str, tuple[float, float]]:
-    import anyio
-
-    from codemode import CodeMode, build_catalog, load_config
-    from codemode.search import _fields, _tokenize
-
-    steps: dict[str, list[tuple[float, float]]] = {
-        "build_catalog": [],
-        "CodeMode(catalog)": [],
-        "first search, no index cache (builds the index)": [],
-        "first search, index read from the cache": [],
-    }
+    """Median wall and CPU seconds of each step, a fresh process per measurement and index-cache setting."""
+    steps: dict[str, list[tuple[float, float]]] = {}
     for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
-        catalog = build_catalog(load_config(config))
-        steps["build_catalog"].append((time.perf_counter() - wall, time.process_time() - cpu))
-        wall, cpu = time.perf_counter(), time.process_time()
-        CodeMode(catalog, isolation="inline")
-        steps["CodeMode(catalog)"].append((time.perf_counter() - wall, time.process_time() - cpu))
-        for step, cache in (("no index cache (builds the index)", "off"), ("index read from the cache", "on")):
-            os.environ["CODEMODE_CACHE"] = cache
-            _tokenize._CACHE.clear()  # a new process starts with no term memo: so does each measurement
-            _tokenize._normalize.cache_clear()
-            _fields._COUNTS.clear()
-            code_mode = CodeMode(catalog, isolation="inline")
-            wall, cpu = time.perf_counter(), time.process_time()
-            anyio.run(code_mode._search, "refund an invoice", 5)  # what `tools.search` calls first
-            steps[f"first search, {step}"].append((time.perf_counter() - wall, time.process_time() - cpu))
-    os.environ.pop("CODEMODE_CACHE")
+        for label, cache in (("no index cache (builds the index)", "off"), ("index read from the cache", "on")):
+            done = subprocess.run(
+                [sys.executable, "-c", IN_PROCESS, str(config)],
+                check=True,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "CODEMODE_CACHE": cache},
+            )
+            for step, (wall, cpu) in json.loads(done.stdout).items():
+                if step == "first search":
+                    step = f"first search, {label}"
+                elif cache == "on":
+                    continue  # reading the catalog does not depend on the index cache: counted once
+                steps.setdefault(step, []).append((wall, cpu))
     return {
         name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
         for name, values in steps.items()
@@ -148,11 +170,19 @@ def in_process(config: Path, repeat: int) -> dict[str, tuple[float, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--quick", action="store_true", help="check that it runs: 1,000 tools, one run each, one import floor"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.tools, args.repeat = 1_000, 1
     codemode = [sys.executable, "-m", "codemode"]  # the program, as `codemode` runs it
+    floors = ("codemode.cli._search", "codemode.cli._exec", "codemode.cli._serve, codemode.mcp")
+    if args.quick:
+        floors = floors[:1]  # the other two only import more: seconds of a check that they run
     with tempfile.TemporaryDirectory() as tmp:
         config, script = write_catalog(Path(tmp), args.tools)
         os.environ["CODEMODE_CACHE_DIR"] = str(Path(tmp) / "cache")  # the index cache starts empty
@@ -163,7 +193,7 @@ def main() -> None:
             "floor: python -c pass": timed([sys.executable, "-c", "pass"], args.repeat),
             **{
                 f"floor: import {module}": timed([sys.executable, "-c", f"import {module}"], args.repeat)
-                for module in ("codemode.cli._search", "codemode.cli._exec", "codemode.cli._serve, codemode.mcp")
+                for module in floors
             },
             "codemode search, no index cache": timed(search, args.repeat, CODEMODE_CACHE="off"),
             "codemode search, index read from the cache": timed(search, args.repeat),

@@ -6,21 +6,22 @@ the one-line signature (`render_signature`), and the definition as JSON (`{"name
 plus the mean and p90 render time of one stub.
 
 Run: .venv/bin/python benchmarks/stub_sizes.py [DATA_DIR]
+Check that it runs (the first 50 tools of each set): `--quick`.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
+
+from _data import DATA, missing
 
 from codemode._naming import portable_alias
 from codemode.stubs import render_signature, render_stub
 from codemode.tools import Tool
-
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def tokens(text: str) -> float:
@@ -31,9 +32,9 @@ def p90(values: list[float]) -> float:
     return statistics.quantiles(values, n=10, method="inclusive")[-1]
 
 
-def load(path: Path) -> list[tuple[Tool, dict[str, object]]]:
+def load(path: Path, most: int | None) -> list[tuple[Tool, dict[str, object]]]:
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines()[:most]:
         d = json.loads(line)
         tool = Tool(
             name=d["name"], alias=portable_alias(d["name"]), description=d["description"], parameters=d["parameters"]
@@ -69,14 +70,19 @@ def measure(rows: list[tuple[Tool, dict[str, object]]]) -> dict[str, float]:
 
 
 def main() -> None:
-    data = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DATA
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("data", nargs="?", type=Path, default=DATA, help="the shared data folder")
+    parser.add_argument("--quick", action="store_true", help="check that it runs: the first 50 tools of each set")
+    args = parser.parse_args()
+    if missing("stub sizes (they are measured on the shared tool sets)", args.data):
+        return
     print(
         "| dataset | tools | stub med / p90 | signature med / p90 | JSON compact med / p90 "
         "| JSON spaced med / p90 | stub/JSON (sum) | render µs mean / p90 |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for path in sorted(data.glob("*/tools.jsonl")):
-        m = measure(load(path))
+    for path in sorted(args.data.glob("*/tools.jsonl")):
+        m = measure(load(path, 50 if args.quick else None))
         print(
             f"| {path.parent.name} | {m['tools']:,.0f} | {m['stub_med']:.0f} / {m['stub_p90']:.0f} "
             f"| {m['sig_med']:.0f} / {m['sig_p90']:.0f} | {m['json_med']:.0f} / {m['json_p90']:.0f} "

@@ -10,6 +10,7 @@ the conversion, its one encoding (`JsonText`), the inline copy, the frame; and, 
 the frame encoding that a result not encoded by the host still gets (`check_json`, `encode`).
 
 Run: .venv/bin/python benchmarks/tool_result_bench.py --repeat 300
+Check that it runs (3 rounds, then the steps, one batch each): `--quick`.
 """
 
 from __future__ import annotations
@@ -143,7 +144,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--json", action="store_true", help="print the medians as JSON")
     parser.add_argument("--steps", action="store_true", help="time each host step of one result alone")
+    parser.add_argument("--quick", action="store_true", help="check that it runs: 3 rounds, then the steps")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 3
     if args.steps:
         steps(max(args.repeat // 10, 5))
         return
@@ -163,6 +167,9 @@ def main() -> None:
             f"| {cell} | {values['host']:,.0f} µs | {values['worker']:,.0f} µs | {values['wall']:,.0f} µs"
             f" | {extra:,.0f} µs |"
         )
+    if args.quick:
+        print()
+        steps(1)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ interleaved mode by mode, after a warm-up, and each cell is the median of `--rep
 is the median's difference to tracing off. Also: the same with `on_event` progress events on and tracing off.
 
 Run: .venv/bin/python benchmarks/tracing_bench.py --repeat 2000
+Check that it runs (3 runs a cell after 2 warm-up rounds): `--quick`.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def make_catalog() -> Catalog:
     return catalog
 
 
-async def measure(repeat: int) -> dict[tuple[str, str], list[float]]:
+async def measure(repeat: int, warm_up: int) -> dict[tuple[str, str], list[float]]:
     """Seconds per run, by (mode, script)."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -75,7 +76,7 @@ async def measure(repeat: int) -> dict[tuple[str, str], list[float]]:
     for cm in modes.values():
         await cm.__aenter__()
     try:
-        for round_number in range(repeat + 20):  # the first 20 rounds warm up and are not kept
+        for round_number in range(warm_up + repeat):  # the warm-up rounds are not kept
             for mode, cm in modes.items():
                 for script, code in (("calls", CALLS), ("trivial", TRIVIAL)):
                     sink = events.append if mode == "off, with on_event" else None
@@ -83,7 +84,7 @@ async def measure(repeat: int) -> dict[tuple[str, str], list[float]]:
                     result = await cm.execute(code, cm.new_state(), on_event=sink)
                     elapsed = time.perf_counter() - started
                     assert result.ok, result.text
-                    if round_number >= 20:
+                    if round_number >= warm_up:
                         timings[mode, script].append(elapsed)
                     exporter.clear()
                     events.clear()
@@ -111,9 +112,13 @@ def main() -> None:
     """Measure and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="check that it runs: 3 runs a cell, 2 warm-up rounds")
     args = parser.parse_args()
+    warm_up = 20
+    if args.quick:
+        args.repeat, warm_up = 3, 2
     gc.collect()
-    report(asyncio.run(measure(args.repeat)), args.repeat)
+    report(asyncio.run(measure(args.repeat, warm_up)), args.repeat)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from codemode.errors import CodemodeError as CodemodeError
     from codemode.errors import ConfigError as ConfigError
     from codemode.errors import ToolError as ToolError
+    from codemode.policy import Caller as Caller
     from codemode.policy import CallInfo as CallInfo
     from codemode.policy import CallOutcome as CallOutcome
     from codemode.policy import Deny as Deny
@@ -75,6 +76,7 @@ _MODULES: dict[str, str] = {
     "ConfigError": "codemode.errors",
     "ToolError": "codemode.errors",
     "CallInfo": "codemode.policy",
+    "Caller": "codemode.policy",
     "CallOutcome": "codemode.policy",
     "Deny": "codemode.policy",
     "Policy": "codemode.policy",
@@ -94,6 +96,7 @@ __all__ = [
     "ApprovalError",
     "CallInfo",
     "CallOutcome",
+    "Caller",
     "Catalog",
     "CatalogChange",
     "CatalogError",

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, TypeAlias
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from codemode._config_serve import ServeSettings
+
 
 @dataclass(frozen=True, kw_only=True)
 class _SourceTable:
@@ -115,3 +117,5 @@ class Config:
     """The config file."""
     sources: tuple[Source, ...] = ()
     """The `[[tools]]` tables, in file order."""
+    serve: ServeSettings | None = None
+    """The `[serve]` table, if any: who may call `codemode serve` over HTTP (`codemode._config_serve`)."""

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from codemode._json import JsonObject, JsonValue
-    from codemode.policy import Policy
+    from codemode.policy import Caller, Policy
     from codemode.tools import Tool
     from sandbox import JsonText
 
@@ -52,8 +52,17 @@ class _Attempt:
 class Ledger:
     """One run's calls, in issue order: replayed from a record, checked by the policy, held while pausing."""
 
-    def __init__(self, policy: Policy, *, replay: Record | None = None, decision: Decision | None = None) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        replay: Record | None = None,
+        decision: Decision | None = None,
+        caller: Caller | None = None,
+    ) -> None:
         self.policy = policy
+        self.caller = caller
+        """Who asked for the run: hooks see it, and a paused run's record is bound to it."""
         self.replay = replay
         self.decision = decision
         self.entries: list[Entry | None] = []
@@ -109,7 +118,14 @@ class Ledger:
         entries = tuple(entry for entry in self.entries if entry is not None)
         index, reason = self.pending
         return Record(
-            code=code, seed=seed, clock=clock, calls=entries, pending=index, reason=reason, variables=variables
+            code=code,
+            seed=seed,
+            clock=clock,
+            calls=entries,
+            pending=index,
+            reason=reason,
+            variables=variables,
+            caller=None if self.caller is None else self.caller.principal,
         )
 
     def _replayed(self, index: int, entry: Entry) -> JsonValue:
@@ -155,7 +171,7 @@ class Ledger:
             raise
         finally:
             self._settled()
-        return CallInfo(tool=attempt.tool.name, alias=attempt.tool.alias, arguments=arguments)
+        return CallInfo(tool=attempt.tool.name, alias=attempt.tool.alias, arguments=arguments, caller=self.caller)
 
     async def _make(self, attempt: _Attempt, info: CallInfo) -> JsonValue | JsonText:
         tool = attempt.tool

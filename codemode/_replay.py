@@ -100,9 +100,13 @@ class Record:
     """Why it needs approval."""
     variables: JsonObject | None = None
     """The variables the run started with (`CodeMode(persist_variables=True)`), or None."""
+    caller: str | None = None
+    """The principal of who started the run (`Caller.principal`): only they may resume it. None: no identity."""
 
     def to_json(self) -> JsonObject:
+        bound: JsonObject = {} if self.caller is None else {"caller": self.caller}
         return {
+            **bound,
             "variables": self.variables,
             "v": VERSION,
             "code": self.code,
@@ -122,8 +126,8 @@ class Record:
             raise ApprovalError("the approval record is malformed")
         if not isinstance(calls, list) or not isinstance(pending, int) or not 0 <= pending < len(calls):
             raise ApprovalError("the approval record is malformed")
-        reason, variables = data.get("reason"), data.get("variables")
-        if variables is not None and not isinstance(variables, dict):
+        reason, variables, caller = data.get("reason"), data.get("variables"), data.get("caller")
+        if (variables is not None and not isinstance(variables, dict)) or not isinstance(caller, (str, type(None))):
             raise ApprovalError("the approval record is malformed")
         entries = tuple(Entry.from_json(entry) for entry in calls)
         return cls(
@@ -134,6 +138,7 @@ class Record:
             pending=pending,
             reason=_text(reason),
             variables=variables,
+            caller=caller,
         )
 
 
@@ -201,6 +206,8 @@ class Decision:
     """Make the call (True) or deny it (False)."""
     reason: str | None = None
     """Why, when denied: the code's `ToolError` says it."""
+    decided_by: str | None = None
+    """Who decided (the subject of the caller who resumed the run), when a server knows; for the log and traces."""
 
 
 def call_text(tool: str, arguments: JsonObject) -> str:

@@ -26,7 +26,7 @@ from codemode._text import readable
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ERROR_NAME, ApprovalError
-from codemode.policy import Policy
+from codemode.policy import Caller, Policy
 from codemode.runlog import RunLog, json_line, log_record
 from codemode.search import CatalogSearch
 from sandbox import Limits, RunError, RunResult, Sandbox
@@ -64,6 +64,10 @@ class ExecuteResult:
     """The code that ran."""
     pending: PendingApproval | None = None
     """The call the run stopped at because it needs a person's approval (`CodeMode.resume` continues it)."""
+    caller: Caller | None = None
+    """Who asked for the run (`execute(..., caller=...)`), or None."""
+    decision: Decision | None = None
+    """The decision a resumed run carried out (with who decided), or None for a fresh run."""
 
     @property
     def ok(self) -> bool:
@@ -203,7 +207,9 @@ class CodeMode:
         """The discovery state of a conversation, from the texts of its messages."""
         return DiscoveryState.from_history(texts)
 
-    async def execute(self, code: str, state: DiscoveryState, *, on_event: EventSink | None = None) -> ExecuteResult:
+    async def execute(
+        self, code: str, state: DiscoveryState, *, on_event: EventSink | None = None, caller: Caller | None = None
+    ) -> ExecuteResult:
         """Run the model's code; `state` records what gets announced, the variables kept, and a pending approval.
 
         A pending approval already in `state` is dropped: new code means the model moved on. Runs of one state go
@@ -214,12 +220,14 @@ class CodeMode:
             code: The model's Python source.
             state: The conversation's state; updated in place.
             on_event: Called as each tool call starts and ends (`codemode.events`), to show a long run live.
+            caller: Who asks (a server's authenticated identity): policy hooks see it as `CallInfo.caller`, the
+                run log and traces record it, and only the same caller may resume the run if it pauses.
         """
         state.approval = None
         async with self._turn(state):
             repeatable = self._repeatable()
             plan = _Plan(
-                ledger=Ledger(self.policy),
+                ledger=Ledger(self.policy, caller=caller),
                 seed=secrets.randbits(63) if repeatable else None,
                 clock=time.time() if repeatable else None,
                 variables=self._variables(state),
@@ -233,20 +241,24 @@ class CodeMode:
         approved: bool,
         reason: str | None = None,
         on_event: EventSink | None = None,
+        caller: Caller | None = None,
     ) -> ExecuteResult:
         """Continue the run that `state`'s pending approval stopped, with a person's decision.
 
         The same code runs again: calls already made get their recorded results (their handlers do not run
         again), then the pending call is made, or raises `ToolError` in the code with `reason` if denied.
+        `caller` must be who started the run (`execute(..., caller=...)`); the decision records it as who decided.
 
         Raises:
-            ApprovalError: `state` has no pending approval, or its record was changed or signed with another key.
+            ApprovalError: `state` has no pending approval, its record was changed or signed with another key, or
+                another caller started the run.
         """
-        record = self._record(state)  # the record as the caller set it: another resume may set the next one
+        record = self._record(state, caller)  # the record as the caller set it: another resume may set the next one
         state.approval = None
+        decision = Decision(approved=approved, reason=reason, decided_by=None if caller is None else caller.subject)
         async with self._turn(state):
             plan = _Plan(
-                ledger=Ledger(self.policy, replay=record, decision=Decision(approved=approved, reason=reason)),
+                ledger=Ledger(self.policy, replay=record, decision=decision, caller=caller),
                 seed=record.seed,
                 clock=record.clock,
                 variables=record.variables,
@@ -269,12 +281,17 @@ class CodeMode:
         """
         if state.approval is None:
             return None
-        return pending_from(state.approval_id or "", self._record(state), self.catalog.get)
+        return pending_from(state.approval_id or "", self._record(state, bound=False), self.catalog.get)
 
-    def _record(self, state: DiscoveryState) -> Record:
+    def _record(self, state: DiscoveryState, caller: Caller | None = None, *, bound: bool = True) -> Record:
         if state.approval is None:
             raise ApprovalError("this conversation has no call waiting for approval; nothing to resume")
-        return verify(state.approval, self.policy.secret)
+        record = verify(state.approval, self.policy.secret)
+        if bound and record.caller != (None if caller is None else caller.principal):
+            raise ApprovalError(
+                "this paused run was started by another caller, and only they can approve or resume it; nothing was run"
+            )
+        return record
 
     def _repeatable(self) -> bool:
         version, answer = self._may_ask
@@ -348,6 +365,8 @@ class CodeMode:
             announced=announced,
             value_truncated=value_truncated,
             pending=pending,
+            caller=plan.ledger.caller,
+            decision=plan.ledger.decision,
         )
 
     def _variables(self, state: DiscoveryState) -> dict[str, JsonValue] | None:

@@ -19,6 +19,9 @@ mcp_url = "http://127.0.0.1:8000/mcp"   # an MCP server over streamable HTTP (op
 openapi = "petstore.json"            # an OpenAPI description, file or URL (optional: base_url, name, headers,
 credentials = { api_key = "${PETSTORE_KEY}" }   # credentials, include, exclude, prefix); `${VAR}` reads the env
 approval = ["delete*", "refund*"]    # optional on every table: the calls that need a person's approval
+
+[serve]                              # optional: who may call `codemode serve` over HTTP (`codemode._config_serve`)
+api_keys = { ci-bot = "${CI_BOT_KEY}" }
 ```
 
 Every table also takes `approval`: `true` (every call of the source's tools needs a person's approval) or a list
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codemode._config_read import expand_env, parse_source
+from codemode._config_serve import parse_serve
 from codemode._config_sources import (
     Config,
     JsonlSource,
@@ -95,14 +99,15 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"Cannot read the config {str(path)!r}: {e}") from e
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from e
-    unknown = sorted(set(data) - {"tools"})
+    unknown = sorted(set(data) - {"tools", "serve"})
     if unknown:
-        raise ConfigError(f"{path}: unknown top-level keys {unknown}; a config has only `[[tools]]` tables.")
+        raise ConfigError(f"{path}: unknown top-level keys {unknown}; a config has `[[tools]]` and `[serve]`.")
     tables = data.get("tools", [])
     if not isinstance(tables, list):
         raise ConfigError(f"{path}: `tools` must be an array of tables, written `[[tools]]`.")
     sources = tuple(parse_source(table, f"tools[{i}]", path) for i, table in enumerate(tables))
-    return Config(path=path, sources=sources)
+    serve = parse_serve(data["serve"], path) if "serve" in data else None
+    return Config(path=path, sources=sources, serve=serve)
 
 
 def build_catalog(config: Config, *, skip_mcp: bool = False, skip_openapi: bool = False) -> Catalog:

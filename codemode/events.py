@@ -11,7 +11,7 @@ Example:
     def show(event: RunEvent) -> None:
         if isinstance(event, CallStarted):
             print(f"-> {event.name}")
-        else:
+        elif isinstance(event, CallFinished):
             print(f"<- {event.call.name} {'ok' if event.call.ok else 'failed'} in {event.call.duration:.2f}s")
 
     result = await cm.execute(code, state, on_event=show)

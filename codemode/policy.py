@@ -23,6 +23,13 @@ Example:
         return Deny("no deletions on Fridays") if call.tool.startswith("delete") else None
 
 
+    def refunds_by_finance_only(call: CallInfo) -> Deny | None:
+        # `call.caller` is who `codemode serve` authenticated (None on stdio, or without authentication)
+        if call.tool == "refund" and (call.caller is None or "finance" not in call.caller.groups):
+            return Deny("only finance may refund")
+        return None
+
+
     def redact(outcome: CallOutcome) -> ReplaceResult | None:
         if isinstance(outcome.result, dict) and "ssn" in outcome.result:
             return ReplaceResult({**outcome.result, "ssn": "***"})
@@ -39,7 +46,7 @@ import inspect
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import anyio
@@ -76,6 +83,36 @@ class ToolLimits:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Caller:
+    """Who asked for a run: the identity a server authenticated (`codemode serve` over HTTP).
+
+    Example:
+        ```python
+        Caller(subject="ci-bot")  # an API key named "ci-bot"
+        Caller(subject="user-42", issuer="https://auth.example.com", claims={"groups": ["finance"]})  # a JWT
+        ```
+    """
+
+    subject: str
+    """The API key's name, or the JWT's `sub`."""
+    issuer: str | None = None
+    """The JWT's `iss`; None for an API key."""
+    claims: JsonObject = field(default_factory=dict)
+    """The JWT's claims (`sub`, `iss`, `aud`, `exp`, `scope`, and whatever the issuer adds); empty for an API key."""
+
+    @property
+    def principal(self) -> str:
+        """One string per identity (the issuer and subject), what a paused run is bound to."""
+        return f"key:{self.subject}" if self.issuer is None else f"jwt:{self.issuer}#{self.subject}"
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The JWT's `groups` or `roles` claim as strings (empty when it has neither)."""
+        found = self.claims.get("groups", self.claims.get("roles"))
+        return tuple(str(item) for item in found) if isinstance(found, list) else ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class CallInfo:
     """A call the model's code is about to make, as hooks see it."""
 
@@ -85,6 +122,8 @@ class CallInfo:
     """The name the model wrote after `tools.`."""
     arguments: JsonObject
     """The validated arguments, by the schema's names."""
+    caller: Caller | None = None
+    """Who asked for the run (`codemode serve` over HTTP with authentication), or None."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,9 @@ exec`, `chat` and `serve`. Read it with `jq`, e.g. `jq -c '.calls[] | {name, ok,
 Each line holds: `time` (UTC, when the run ended), `ok`, `duration` (s), `code`, `calls` (each with `name`,
 `arguments`, `duration`, `ok`, `error`, `in_flight`), `error` (`kind`, `message`, `line`) or null, `output`
 (characters printed, bytes of the returned value as JSON, characters of the text the model read), `announced`
-(tools newly shown to the model, in full then as one line) and, with persistence on, `variables` (the names kept).
+(tools newly shown to the model, in full then as one line) and, with persistence on, `variables` (the names
+kept). A run a server ran for an authenticated caller has `caller` (the API key's name or the JWT's `sub`, and
+the JWT's `iss`), and a resumed run has `decision` (`approved`, `reason`, `decided_by`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def log_record(result: ExecuteResult) -> JsonObject:
     error = run.error
     names: list[JsonValue] = [*sorted(run.variables or ())]
     kept: JsonObject = {} if run.variables is None else {"variables": names}
+    who: JsonObject = {}
+    if result.caller is not None:
+        who["caller"] = {"subject": result.caller.subject, "issuer": result.caller.issuer}
+    if result.decision is not None:
+        decision = result.decision
+        who["decision"] = {"approved": decision.approved, "reason": decision.reason, "decided_by": decision.decided_by}
     return {
         "ok": result.ok,
         "duration": round(run.duration, 6),
@@ -55,6 +63,7 @@ def log_record(result: ExecuteResult) -> JsonObject:
             *(name for name, _, _ in result.announced.seen),
         ],
         **kept,
+        **who,
     }
 
 

@@ -13,9 +13,11 @@ Example:
     ```
 
 Spans and attributes:
+
 - `codemode execute`: `codemode.code` (unless `record_code=False`), `codemode.ok`, `codemode.error.kind`,
   `codemode.calls`, `codemode.announced` (tools newly announced), `codemode.approval.pending` (the tool a
-  paused run waits on).
+  paused run waits on), `enduser.id` (the authenticated caller's subject, when a server knows it) and
+  `codemode.approval.decided_by` (who decided, on a resumed run).
 - `execute_tool {name}` (the GenAI semantic conventions' name): `gen_ai.operation.name`, `gen_ai.tool.name`,
   `codemode.tool.ok`, `codemode.tool.duration`, `codemode.tool.in_flight`, `codemode.tool.held` (not made: the
   run paused for approval), `error.type` on failure, and
@@ -99,6 +101,10 @@ class RunTrace:
         """Describe the run's outcome on its span (ended by `current`)."""
         self.span.set_attribute("codemode.ok", result.ok)
         self.span.set_attribute("codemode.calls", len(result.calls))
+        if result.caller is not None:  # OpenTelemetry's semantic convention for the authenticated user
+            self.span.set_attribute("enduser.id", result.caller.subject)
+        if result.decision is not None and result.decision.decided_by is not None:
+            self.span.set_attribute("codemode.approval.decided_by", result.decision.decided_by)
         if result.pending is not None:
             self.span.set_attribute("codemode.approval.pending", result.pending.tool)
         if result.announced.new:

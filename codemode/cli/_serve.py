@@ -18,7 +18,10 @@ from codemode.cli._catalogs import (
     search_unavailable,
     sources_from_args,
 )
+from codemode.cli._serve_auth import add_auth_arguments, serve_settings
 from codemode.code_mode import CodeMode
+from codemode.config import load_config
+from codemode.errors import CodemodeError
 from codemode.policy import Policy
 
 if TYPE_CHECKING:
@@ -41,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_persist_argument(parser)
     add_search_argument(parser)
     add_log_argument(parser)
+    add_auth_arguments(parser)
     parser.epilog = (
         "Set CODEMODE_APPROVAL_KEY to the same secret on every replica so that a paused run (a call that needs "
         "approval) can be resumed by any of them; by default each process signs with its own random key."
@@ -52,12 +56,21 @@ def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is interrupted (http); 2 on bad input."""
     try:
         from codemode.mcp import serve_http, serve_stdio  # the `mcp` extra, needed only by this command
+        from codemode.mcp._auth import check_exposure, describe_access
     except ImportError as error:
         print(f"codemode: {error}", file=sys.stderr)
         return 2
     if search_unavailable(args):
         return 2
-    sources = sources_from_args(args)
+    try:
+        config = load_config(args.config)
+        settings = serve_settings(args, config)
+        if args.transport == "http":
+            check_exposure(args.host, settings, allow_unauthenticated=args.allow_unauthenticated)
+    except CodemodeError as error:
+        print(f"codemode: {error}", file=sys.stderr)
+        return 2
+    sources = sources_from_args(args, config)
     if sources is None:
         return 2
 
@@ -76,7 +89,16 @@ def run(args: argparse.Namespace) -> int:
                 print(f"codemode: sandbox {cm.sandbox.layers}", file=sys.stderr, flush=True)
                 if args.transport == "http":
                     print(f"codemode: serving MCP at http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-                    await serve_http(cm, host=args.host, port=args.port, stateless=args.stateless)
+                    for line in describe_access(args.host, args.port, "/mcp", settings):
+                        print(f"codemode: {line}", file=sys.stderr, flush=True)
+                    await serve_http(
+                        cm,
+                        host=args.host,
+                        port=args.port,
+                        stateless=args.stateless,
+                        settings=settings,
+                        allow_unauthenticated=args.allow_unauthenticated,
+                    )
                 else:
                     await serve_stdio(cm, stateless=args.stateless)
         return 0

@@ -16,12 +16,16 @@ Example:
 
 from __future__ import annotations
 
+from codemode._config_serve import ApiKey as ApiKey
+from codemode._config_serve import JwtIssuer as JwtIssuer
+from codemode._config_serve import ServeSettings as ServeSettings
 from codemode.mcp._client import McpSources as McpSources
 from codemode.mcp._config import mcp_servers as mcp_servers
 from codemode.mcp._config import sources_from_config as sources_from_config
 from codemode.mcp._server import HISTORY_META_KEY as HISTORY_META_KEY
 from codemode.mcp._server import STATE_META_KEY as STATE_META_KEY
 from codemode.mcp._server import build_server as build_server
+from codemode.mcp._server import http_app as http_app
 from codemode.mcp._server import serve_http as serve_http
 from codemode.mcp._server import serve_stdio as serve_stdio
 from codemode.mcp._servers import HttpServer as HttpServer
@@ -31,11 +35,15 @@ from codemode.mcp._servers import StdioServer as StdioServer
 __all__ = [
     "HISTORY_META_KEY",
     "STATE_META_KEY",
+    "ApiKey",
     "HttpServer",
+    "JwtIssuer",
     "McpServer",
     "McpSources",
+    "ServeSettings",
     "StdioServer",
     "build_server",
+    "http_app",
     "mcp_servers",
     "serve_http",
     "serve_stdio",

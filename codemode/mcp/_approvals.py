@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from codemode import PendingApproval
     from codemode.code_mode import CodeMode, ExecuteResult
+    from codemode.policy import Caller
 
 logger = logging.getLogger("codemode.mcp.server")
 
@@ -51,24 +52,31 @@ class DecisionError(ValueError):
 
 
 async def run_code(
-    cm: CodeMode, ctx: ServerRequestContext[Any], code: str, state: DiscoveryState, params: types.CallToolRequestParams
+    cm: CodeMode,
+    ctx: ServerRequestContext[Any],
+    code: str,
+    state: DiscoveryState,
+    params: types.CallToolRequestParams,
+    *,
+    caller: Caller | None = None,
 ) -> ExecuteResult | types.InputRequiredResult:
     """Run `code` (or resume it with the request's decision), asking the person while the client can.
 
-    `state` is the request's: from `round_state` on a retry that answers an `InputRequiredResult`.
+    `state` is the request's: from `round_state` on a retry that answers an `InputRequiredResult`. `caller` is
+    who the request authenticated as: the run is theirs, and only they can resume it.
     """
     decision = _answered(params, state, code) or _decision(params.meta, state, code)
     if decision is None:
-        result = await cm.execute(code, state)
+        result = await cm.execute(code, state, caller=caller)
     else:
-        result = await cm.resume(state, approved=decision.approved, reason=decision.reason)
+        result = await cm.resume(state, approved=decision.approved, reason=decision.reason, caller=caller)
     while result.pending is not None:
         if _can_ask_in_round(ctx):
             return _input_required(result.pending, state)
         asked = await _elicit(ctx, result.pending) if _can_elicit(ctx) else None
         if asked is None:
             break
-        result = await cm.resume(state, approved=asked.approved, reason=asked.reason)
+        result = await cm.resume(state, approved=asked.approved, reason=asked.reason, caller=caller)
     return result
 
 

@@ -17,6 +17,10 @@ leaves the model without a definition.
 A run that stops at a call needing approval asks the person through MCP elicitation (over the session, or as an
 `InputRequiredResult` for 2026-07-28 clients), or answers with how to decide it (`codemode.mcp._approvals`); the
 signed record of the paused run travels in the same state.
+
+Over HTTP, who may call at all is `codemode.mcp._auth`'s (bearer tokens, Host and Origin); the caller a request
+authenticated as runs the code (`CodeMode.execute(..., caller=...)`: hooks, log, traces, and the paused run's
+record see it), and `codemode.mcp._quota` counts their runs.
 """
 
 from __future__ import annotations
@@ -25,13 +29,26 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
+from codemode._config_serve import ServeSettings
 from codemode.discovery import DiscoveryState
 from codemode.errors import ApprovalError
 from codemode.mcp._approvals import DecisionError, fallback_text, round_state, run_code
+from codemode.mcp._auth import (
+    BearerVerifier,
+    auth_settings,
+    caller_of,
+    check_exposure,
+    key_metadata,
+    point_401_at_metadata,
+    resource_url,
+    transport_security,
+)
+from codemode.mcp._quota import QuotaError, RunQuota
 from codemode.mcp._sdk import MCPError, Server, stdio_server, types, uvicorn
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
+    from starlette.applications import Starlette
 
     from codemode.code_mode import CodeMode
 
@@ -45,15 +62,19 @@ MAX_SESSIONS: Final = 10_000
 """HTTP sessions whose discovery state is kept; the least recently used are forgotten (and re-announced)."""
 
 
-def build_server(cm: CodeMode, *, stateless: bool = False, name: str = "codemode") -> Server[Any]:
+def build_server(
+    cm: CodeMode, *, stateless: bool = False, name: str = "codemode", quota: RunQuota | None = None
+) -> Server[Any]:
     """An MCP server whose one tool is `cm`'s `code` tool.
 
     Args:
         cm: The code mode to run calls in; the caller enters it (it owns the sandbox).
         stateless: Keep no state between requests: only what a request's `_meta` carries.
         name: The server's name, reported to clients.
+        quota: Runs in flight and per minute allowed to each caller; over it, a call is refused with a tool error.
     """
     states: OrderedDict[str, DiscoveryState] = OrderedDict()
+    quota = quota or RunQuota()
     code_tool = types.Tool(name=cm.tool.name, description=cm.tool.description, input_schema=cm.tool.input_schema)
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
@@ -70,9 +91,11 @@ def build_server(cm: CodeMode, *, stateless: bool = False, name: str = "codemode
         state = state or DiscoveryState()
         if not isinstance(code, str):
             return _result([f"`code` must be a string of Python source, got {type(code).__name__}."], state, True)
+        caller = caller_of(ctx.request)
         try:
-            result = await run_code(cm, ctx, code, state, params)
-        except (DecisionError, ApprovalError) as error:
+            with quota.admit(None if caller is None else caller.principal):
+                result = await run_code(cm, ctx, code, state, params, caller=caller)
+        except (DecisionError, ApprovalError, QuotaError) as error:
             return _result([str(error)], state, True)
         except Exception as error:  # the MCP handler boundary: log it, and tell the model it was not its fault
             logger.exception("`code` failed inside codemode")
@@ -94,13 +117,89 @@ async def serve_stdio(cm: CodeMode, *, stateless: bool = False) -> None:
 
 
 async def serve_http(
-    cm: CodeMode, *, host: str = "127.0.0.1", port: int = 8000, stateless: bool = False, path: str = "/mcp"
+    cm: CodeMode,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    stateless: bool = False,
+    path: str = "/mcp",
+    settings: ServeSettings | None = None,
+    allow_unauthenticated: bool = False,
 ) -> None:
-    """Serve `cm`'s `code` tool over streamable HTTP at `http://host:port/mcp` until interrupted."""
-    server = build_server(cm, stateless=stateless)
-    app = server.streamable_http_app(streamable_http_path=path, stateless_http=stateless, host=host)
+    """Serve `cm`'s `code` tool over streamable HTTP at `http://host:port/mcp` until interrupted.
+
+    See `http_app` for what is checked; `settings` holds the credentials, allowed hosts and origins, and limits.
+
+    Raises:
+        ConfigError: `host` is reachable from other machines, no credential is configured, and
+            `allow_unauthenticated` is false.
+    """
+    app = http_app(
+        cm,
+        host=host,
+        port=port,
+        stateless=stateless,
+        path=path,
+        settings=settings,
+        allow_unauthenticated=allow_unauthenticated,
+    )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
+
+
+def http_app(
+    cm: CodeMode,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    stateless: bool = False,
+    path: str = "/mcp",
+    settings: ServeSettings | None = None,
+    allow_unauthenticated: bool = False,
+) -> Starlette:
+    """The ASGI app of `serve_http`, to run under a server of your own.
+
+    Every request's Host and Origin are checked (the loopback names, the listening address and
+    `settings.allowed_hosts` / `allowed_origins`; others get `421` / `403`). With API keys or a JWT issuer in
+    `settings`, a request without a valid bearer token gets `401` with `WWW-Authenticate`, and the Protected
+    Resource Metadata (RFC 9728) is published at `/.well-known/oauth-protected-resource{path}`.
+
+    Args:
+        cm: The code mode to run calls in; the caller enters it.
+        host: The address the app will listen on (its checks depend on it).
+        port: The port it will listen on (for the resource URL, unless `settings.resource_url` names it).
+        stateless: Keep no state between requests.
+        path: Where the MCP endpoint is.
+        settings: Credentials, allowed hosts and origins, and per-caller limits; none by default.
+        allow_unauthenticated: Serve a non-loopback `host` without credentials (only behind something that
+            authenticates for you).
+
+    Raises:
+        ConfigError: `host` is reachable from other machines, no credential is configured, and
+            `allow_unauthenticated` is false.
+    """
+    settings = settings or ServeSettings()
+    check_exposure(host, settings, allow_unauthenticated=allow_unauthenticated)
+    quota = RunQuota(max_in_flight=settings.max_runs_in_flight, per_minute=settings.max_runs_per_minute)
+    server = build_server(cm, stateless=stateless, quota=quota)
+    security = transport_security(host, settings)
+    if not settings.authenticated:
+        return server.streamable_http_app(
+            streamable_http_path=path, stateless_http=stateless, host=host, transport_security=security
+        )
+    resource = resource_url(host, port, path, settings)
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        stateless_http=stateless,
+        host=host,
+        transport_security=security,
+        auth=auth_settings(settings, resource),
+        token_verifier=BearerVerifier(settings),
+        custom_starlette_routes=None if settings.jwt is not None else [key_metadata(resource)],
+    )
+    if settings.jwt is None:
+        point_401_at_metadata(app, resource)
+    return app
 
 
 def _session_key(ctx: ServerRequestContext[Any]) -> str | None:

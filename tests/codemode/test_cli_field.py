@@ -11,6 +11,9 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
+
+pytest.importorskip("mcp.client")
+
 from cli_kit import cli, free_port, python_config, serve_command
 from inline_snapshot import snapshot
 

@@ -169,7 +169,7 @@ def test_mcp_sources_need_connections_to_be_built(tmp_path: Path) -> None:
         ),
         (
             "[server]\nport = 1\n",
-            snapshot("<tmp>/codemode.toml: unknown top-level keys ['server']; a config has only `[[tools]]` tables."),
+            snapshot("<tmp>/codemode.toml: unknown top-level keys ['server']; a config has `[[tools]]` and `[serve]`."),
         ),
         (
             "tools = 'x'\n",

@@ -10,6 +10,9 @@ import sys
 from typing import TYPE_CHECKING, Literal
 
 import pytest
+
+pytest.importorskip("mcp.client")
+
 from cli_kit import python_config, serve_command
 from inline_snapshot import snapshot
 from mcp import Client, StdioServerParameters

@@ -16,6 +16,7 @@ def test_the_package_exports_exactly_its_documented_names() -> None:
         "ApprovalError",
         "CallInfo",
         "CallOutcome",
+        "Caller",
         "Catalog",
         "CatalogChange",
         "CatalogError",
@@ -46,6 +47,20 @@ def test_the_package_exports_exactly_its_documented_names() -> None:
     assert codemode.__all__ == sorted(codemode.__all__)
     for name in codemode.__all__:
         assert getattr(codemode, name) is not None
+
+
+def test_the_type_checkers_see_exactly_the_names_the_package_resolves() -> None:
+    """The imports under `TYPE_CHECKING`, the lazy table and `__all__` name the same names from the same modules."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(codemode.__file__).read_text(encoding="utf-8"))
+    guarded = next(node for node in tree.body if isinstance(node, ast.If))
+    seen = {
+        alias.asname: node.module for node in guarded.body if isinstance(node, ast.ImportFrom) for alias in node.names
+    }
+    assert seen == codemode._MODULES
+    assert sorted(seen) == codemode.__all__
 
 
 def test_importing_codemode_imports_no_provider_sdk() -> None:

@@ -6,6 +6,9 @@ import json
 from typing import Literal
 
 import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
 from approval_shop import SECRET, make_shop
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor

@@ -1,4 +1,4 @@
-"""Every layer the kernel offers goes up whoever starts the host, root or not (review 9, F1).
+"""Every layer the kernel offers goes up whoever starts the host, root or not.
 
 Both confinement libraries find libc with `ctypes.util.find_library`, which starts `ldconfig` and, where that gives
 nothing, writes a temporary file. A worker that lowered its limits first (`RLIMIT_NPROC=0` for a non-root one,

@@ -53,7 +53,7 @@ class M:
 K = M()
 """
 """An object whose `__hash__` and `__eq__` the code defined: typing's caches would compare it with the host's keys
-(a metaclass cannot define them: `test_escapes_review9.py`)."""
+(a metaclass cannot define them: `test_escapes_shared_tables.py`)."""
 SELF_HASHED_REFUSED = guard(
     "a typing subscription cannot take an object whose `__hash__` or `__eq__` the code defined: typing's caches"
 )

@@ -1,4 +1,4 @@
-"""A compromised worker's error texts are cut on the host, its `type_name` too (review 9, L1).
+"""A compromised worker's error texts are cut on the host, its `type_name` too.
 
 The host cuts a `done` frame's error `message` and `traceback` to what a worker writes and replaces a worker that
 sent more. `type_name` was kept whole (up to a frame's 64 MiB) and the worker kept. Here a real worker process,

@@ -10,6 +10,9 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
+
+pytest.importorskip("mcp.client")
+
 from cli_kit import python_config, serve_command, serve_http
 from mcp import Client, StdioServerParameters
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import mcp_types as types
 import pytest
+
+pytest.importorskip("mcp.client")
+
+import mcp_types as types
 from approval_shop import REFUND_CODE, REFUNDED, make_shop
 from mcp import Client
 

@@ -13,7 +13,7 @@ from sandbox import Sandbox
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytest.importorskip("mcp")
+pytest.importorskip("mcp.client")
 
 
 INLINE = "inline isolation: the code runs in the host process, with no boundary at all"

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 import pytest
+
+pytest.importorskip("mcp.client")
+
 from anyio.abc import SocketAttribute
 from inline_snapshot import snapshot
 from mcp_helpers import JSON_TEXT_SERVER, PAGED_SERVER, notes_server

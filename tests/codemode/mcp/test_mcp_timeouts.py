@@ -6,6 +6,9 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
+
+pytest.importorskip("mcp.client")
+
 from mcp_helpers import BUSY_SERVER
 
 from codemode import Catalog, CodeMode

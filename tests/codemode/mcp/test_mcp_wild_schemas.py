@@ -4,6 +4,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("mcp.client")
+
+
 import sys
 
 from inline_snapshot import snapshot

@@ -12,6 +12,9 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+pytest.importorskip("mcp.client")
+
 from cli_kit import python_config, serve_http
 from mcp import Client
 

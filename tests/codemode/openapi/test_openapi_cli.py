@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+pytest.importorskip("mcp.client")
+pytest.importorskip("yaml")
+
 from cli_kit import cli
 from mcp import Client, StdioServerParameters
 

@@ -8,6 +8,9 @@ from typing import Any
 
 import httpx2
 import pytest
+
+pytest.importorskip("anthropic")
+
 from anthropic import AsyncAnthropic
 from inline_snapshot import snapshot
 from provider_fakes import (

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx2
-import openai
 import pytest
+
+pytest.importorskip("anthropic")
+pytest.importorskip("openai")
+
+import anthropic
+import openai
 from provider_fakes import (
     OUTCOMES,
     SAVE_AFTER,

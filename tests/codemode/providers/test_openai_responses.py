@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx2
-import openai
 import pytest
+
+pytest.importorskip("openai")
+
+import openai
 from inline_snapshot import snapshot
 from provider_fakes import (
     ANNOUNCEMENT,

@@ -1,4 +1,4 @@
-"""Red team, review 5: `super` objects, inherited dunders, ABC registries, caches and forged stop signals.
+"""Red team: `super` objects, inherited dunders, ABC registries, caches and forged stop signals.
 
 `super(C, x).name` skips methods, so it works only past the code's own classes and hands out what the guard hands
 out for `x.name` (`sandbox/_supers.py`); an own class's inherited dunder (`U.__init__` of a `uuid.UUID`

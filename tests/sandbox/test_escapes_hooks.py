@@ -1,4 +1,4 @@
-"""Red team, review 8: what a standard class or function hands the code's own methods and hooks.
+"""Red team: what a standard class or function hands the code's own methods and hooks.
 
 `copy.copy` asked the new object for `__setstate__` through the code's `__getattr__` and gave it the original's
 real `__dict__` (an asyncio primitive's event loop); a subclass of `asyncio.Queue` overrode the private hook the

@@ -1,4 +1,4 @@
-"""Limit bypasses from the fifth review: single operations past `max_size`, work past the clock, results too big.
+"""Limit bypasses: single operations past `max_size`, work past the clock, results too big.
 
 Each case is one finding, run in both isolations with `max_size` at 1,000,000 by `redteam_kit`, and names the
 limit that stops it: the exact error kind and exception type, and the message's words. A finding not closed yet is
@@ -34,196 +34,196 @@ def sized(message: str) -> Refused:
 
 CASES = [
     case(
-        "find05 pow with a modulus and a huge exponent",
+        "pow with a modulus and a huge exponent",
         "return pow(3, (1 << 200000) - 1, (1 << 60000) + 1) % 10",
         sized("pow(x, y, m) with a 200,000-bit y and a 60,001-bit m is too much work for one operation"),
         limits=CAP,
     ),
     case(
-        "find06 a %-width after a mapping key",
+        "a %-width after a mapping key",
         'return len("%(a)20000000s" % {"a": "x"})',
         sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find06 a negative * width",
+        "a negative * width",
         'return len("%*s" % (-20000000, "x"))',
         sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find06 a bytes %-width after a mapping key",
+        "a bytes %-width after a mapping key",
         'return len(b"%(a)20000000s" % {b"a": b"x"})',
         sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find09 math.prod",
+        "math.prod",
         "import math\nreturn math.prod([1 << 400_000] * 3).bit_length()",
         sized(f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find09 math.lcm",
+        "math.lcm",
         "import math\nreturn math.lcm((1 << 600_000) + 1, (1 << 600_000) + 3).bit_length()",
         sized(f"{SIZE}an int with a bit length of about 1,200,002; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find09 Fraction times Fraction",
+        "Fraction times Fraction",
         "from fractions import Fraction\nf = Fraction(1 << 600_000, 3)\nreturn (f * f).numerator.bit_length()",
         sized(f"{SIZE}a fraction with a bit length of about 1,200,002; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find10 sum of lists",
+        "sum of lists",
         "return len(sum([[0] * 400_000] * 25, []))",
         sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find10 sum of tuples",
+        "sum of tuples",
         "return len(sum([(0,) * 400_000] * 12, ()))",
         sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find22 operator.add",
+        "operator.add",
         "import operator\ns = 'x' * 400_000\nfor i in range(5):\n    s = operator.add(s, s)\nreturn len(s)",
         sized(f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find22 operator.concat",
+        "operator.concat",
         "import operator\ns = b'x' * 400_000\nfor i in range(5):\n    s = operator.concat(s, s)\nreturn len(s)",
         sized(f"{SIZE}a sequence of length of about 1,600,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 str.replace with a lying count",
+        "str.replace with a lying count",
         "class C:\n    def __ge__(self, o):\n        return True\n    def __index__(self):\n        return -1\n"
         "return len(('a' * 2000).replace('a', 'b' * 1000, C()))",
         sized(f"{SIZE}a string of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 str.expandtabs with a lying tabsize",
+        "str.expandtabs with a lying tabsize",
         "class T:\n    def __gt__(self, o):\n        return True\n    def __rmul__(self, o):\n        return 0\n"
         "    def __index__(self):\n        return 1000\nreturn len(('\\t' * 2000).expandtabs(T()))",
         sized(f"{SIZE}a string of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 ** with a lying int subclass",
+        "** with a lying int subclass",
         LIAR + "return (3 ** B(2000000)).bit_length()",
         sized(f"{SIZE}an int with a bit length of about 4,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 << with a lying int subclass",
+        "<< with a lying int subclass",
         LIAR + "return (1 << B(20000000)).bit_length()",
         sized(f"{SIZE}an int with a bit length of about 20,000,001; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 math.factorial with a lying int subclass",
+        "math.factorial with a lying int subclass",
         LIAR + "import math\nreturn math.factorial(B(200000)).bit_length()",
         sized(f"{SIZE}an int with a bit length of about 3,521,928; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 random.getrandbits with a lying int subclass",
+        "random.getrandbits with a lying int subclass",
         LIAR + "import random\nreturn random.getrandbits(B(20000000)).bit_length()",
         sized(f"{SIZE}an int with a bit length of about 20,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 random.randbytes with a lying int subclass",
+        "random.randbytes with a lying int subclass",
         LIAR + "import random\nreturn len(random.randbytes(B(20000000)))",
         sized(f"{SIZE}bytes of length of about 20,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 a * width from a lying int subclass",
+        "a * width from a lying int subclass",
         LIAR + "return len('%*s' % (B(20000000), 'x'))",
         sized(f"{SIZE}a formatted field of width of about 20,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find25 + of str subclasses with a lying len",
+        "+ of str subclasses with a lying len",
         "class S(str):\n    def __len__(self):\n        return 0\ns = 'x' * 600000\nreturn len(str(S(s) + S(s)))",
         sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find14 a Fraction too large to write",
+        "a Fraction too large to write",
         "from fractions import Fraction\nreturn Fraction(10**5000, 3)",
         raised("TypeError", "the returned value is a Fraction of 16,610 bits, too large to write out"),
         limits=CAP,
     ),
     case(
-        "find21 the returned value: one big string many times",
+        "the returned value: one big string many times",
         "s = 'x' * 1_000_000\nreturn [s] * 300",
         limit("result_limit", "the returned value is more than 1,048,576 bytes as JSON; the limit is 1,048,576"),
         limits=CAP,
     ),
     case(
-        "find07 str.translate",
+        "str.translate",
         'return len(("a" * 2000).translate({97: "b" * 1000}))',
         sized(f"{SIZE}a string of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find08 unbound int.to_bytes",
+        "unbound int.to_bytes",
         'return len(int.to_bytes(0, 2000000, "big"))',
         sized(f"{SIZE}bytes of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find11 repr doubling",
+        "repr doubling",
         "s = '\\\\' * 200000\nfor i in range(5):\n    s = repr(s)\nreturn len(s)",
         sized(f"{SIZE}a string of length of about"),
         limits=CAP,
     ),
     case(
-        "find12 deque of a range",
+        "deque of a range",
         "import collections\nreturn len(collections.deque(range(2000000)))",
         sized(f"{SIZE}a collection of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find12 Counter of a range",
+        "Counter of a range",
         "import collections\nreturn len(collections.Counter(range(2000000)))",
         sized(f"{SIZE}a collection of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find12 product repeated",
+        "product repeated",
         "import itertools\nreturn len(list(itertools.product('ab', repeat=2000000)))",
         sized(f"{SIZE}a collection of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find16 Decimal precision",
+        "Decimal precision",
         "import decimal\ndecimal.getcontext().prec = 2 * 10**6\nreturn len(str(decimal.Decimal(1) / 7))",
         sized(f"{SIZE}a decimal with a precision of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find16 Decimal context exponent",
+        "Decimal context exponent",
         "import decimal\nctx = decimal.Context(Emax=10**7)\nreturn str(ctx.power(10, 3000000))",
         sized(f"{SIZE}a decimal with an exponent of about 10,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find16 Decimal context subclass",
+        "Decimal context subclass",
         "import decimal\nclass C(decimal.Context):\n    pass\nreturn str(C(prec=2000000))",
         guard("`decimal.Context` cannot be subclassed in the sandbox"),
         limits=CAP,
     ),
     *(
         case(
-            f"find16 a Decimal written with a huge exponent: {what}",
+            f"a Decimal written with a huge exponent: {what}",
             f"import decimal\n{code}",
             sized(f"{SIZE}a decimal with an exponent of about 3,000,000; {LIMIT}"),
             limits=CAP,
@@ -242,33 +242,33 @@ CASES = [
         )
     ),
     case(
-        "find16 Decimal context defaults under a small cap",
+        "Decimal context defaults under a small cap",
         "import decimal\nd = decimal.Decimal('1e999')\nc = decimal.getcontext()\nn = decimal.Context()\n"
         "return [str(d), c.Emax, c.Emin, n.Emax, n.Emin, n.prec, decimal.Context(prec=500).prec]",
         Value(["1E+999", 1000, -1000, 1000, -1000, 28, 500]),
         limits=Limits(timeout=5.0, max_size=1000),
     ),
     case(
-        "find16 a Decimal past a small cap",
+        "a Decimal past a small cap",
         "import decimal\nreturn str(decimal.Decimal(1).scaleb(1001))",
         raised("Overflow", "[<class 'decimal.Overflow'>]"),
         limits=Limits(timeout=5.0, max_size=1000),
     ),
     case(
-        "find22 itertools.accumulate of strings",
+        "itertools.accumulate of strings",
         "import itertools\nlast = None\nfor last in itertools.accumulate(itertools.repeat('x' * 400000, 30)):\n"
         "    pass\nreturn len(last)",
         sized(f"{SIZE}a sequence of length of about 1,200,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find29 UserList times a count",
+        "UserList times a count",
         "import collections\nreturn len(collections.UserList([0] * 1000) * 2000)",
         sized(f"{SIZE}a sequence of length of about 2,000,000; {LIMIT}"),
         limits=CAP,
     ),
     case(
-        "find29 UserList doubling",
+        "UserList doubling",
         "import collections\nu = collections.UserList([0] * 1000)\nfor i in range(11):\n    u = u + u\nreturn len(u)",
         sized(f"{SIZE}a sequence of length of about 1,024,000; {LIMIT}"),
         limits=CAP,
@@ -284,7 +284,7 @@ test_case_names_are_unique = names_are_unique(CASES)
 
 @BOTH
 async def test_printing_one_big_string_many_times_keeps_only_what_fits(sb: Sandbox) -> None:
-    """find21: `print(*[s] * 300)` stops at the flood limit without joining 300 copies first, its head kept."""
+    """`print(*[s] * 300)` stops at the flood limit without joining 300 copies first, its head kept."""
     result = await sb.run("s = 'x' * 1_000_000\nprint(*([s] * 300))", limits=CAP)
     assert result.error is not None
     assert (result.error.kind, result.error.message) == ("output_limit", output_message(CAP.flood) + " (line 2)")
@@ -294,7 +294,7 @@ async def test_printing_one_big_string_many_times_keeps_only_what_fits(sb: Sandb
 
 @BOTH
 async def test_a_kept_variable_holding_one_big_string_many_times_is_dropped_unmeasured(sb: Sandbox) -> None:
-    """find21: a kept list of 300 references to a 1 MB string is refused by its lower bound, never written out."""
+    """a kept list of 300 references to a 1 MB string is refused by its lower bound, never written out."""
     result = await sb.run("s = 'x' * 1_000_000\nkeep = [s] * 300\nsmall = 1", limits=CAP, variables={})
     assert result.error is None, result.error
     assert result.variables == {"small": 1}
@@ -306,7 +306,7 @@ async def test_a_kept_variable_holding_one_big_string_many_times_is_dropped_unme
 
 @BOTH
 async def test_a_fence_line_of_many_spaces_is_read_in_one_pass(sb: Sandbox) -> None:
-    """find26: a backtick line of 60,000 spaces is no fence; the run is a syntax error at once, not a hang."""
+    """a backtick line of 60,000 spaces is no fence; the run is a syntax error at once, not a hang."""
     result = await sb.run("```" + " " * 60_000 + "`", limits=CAP)
     assert result.error is not None
     assert result.error.kind == "syntax"
@@ -319,7 +319,7 @@ async def test_a_fence_line_of_many_spaces_is_read_in_one_pass(sb: Sandbox) -> N
     "and inline, nothing inside one call (README, limits)",
 )
 async def test_stdlib_code_written_in_python_counts_against_the_operation_budget(sb: Sandbox) -> None:
-    """find23: difflib's loops should spend the operation budget like the code's own loops do."""
+    """difflib's loops should spend the operation budget like the code's own loops do."""
     code = (
         "import difflib\na = 'ab' * 300\nb = 'ba' * 300\n"
         "return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()"
@@ -331,7 +331,7 @@ async def test_stdlib_code_written_in_python_counts_against_the_operation_budget
 
 @BOTH
 async def test_deepcopy_of_a_tuple_shared_many_times_copies_each_tuple_once(sb: Sandbox) -> None:
-    """find28: 2**22 paths through 23 tuples: `copy.deepcopy` visits each tuple once and returns it unchanged."""
+    """2**22 paths through 23 tuples: `copy.deepcopy` visits each tuple once and returns it unchanged."""
     code = "import copy\nt = (0,)\nfor i in range(22):\n    t = (t, t)\nreturn copy.deepcopy(t) is t"
     result = await sb.run(code, limits=CAP)
     assert (result.value, result.error) == (True, None)

@@ -1,4 +1,4 @@
-"""Red team, review 5: what `match` patterns and caught exceptions read past the attribute guard.
+"""Red team: what `match` patterns and caught exceptions read past the attribute guard.
 
 A class pattern reads the names in `__match_args__` and its keywords in C, and a dotted name in a pattern is
 looked up in C: each is compiled to go through the guarded getattr (`sandbox/_matching.py`), so a pattern reads

@@ -1,4 +1,4 @@
-"""Red team, review 9: what policy-compliant code leaves behind in the process's own tables and conversions.
+"""Red team: what policy-compliant code leaves behind in the process's own tables and conversions.
 
 A metaclass of the code's hashed and compared classes as it liked (its `__eq__` a lambda through a decorator, which
 takes no tick and still answers after the run), so classes and `str` subclasses posed as other keys in tables the
