@@ -1,9 +1,10 @@
 """The conversation economy: bytes a task appends to the conversation to find and learn its tools, five ways.
 
 Catalog: GitHub's MCP server (117 tools, `github.` prefix) with StableToolBench's 2,479 tools, from
-`../shared/data` (skipped cleanly when absent). Tasks: StableToolBench queries that need two or more tools; each
-task searches once per needed capability (the needed tool's first description sentence is the query) and then
-calls the tools it needs. Each task is a fresh conversation. What is counted, in UTF-8 bytes:
+`../shared/data` or `$CODEMODE_BENCH_DATA` (skipped cleanly when absent). Tasks: StableToolBench queries that
+need two or more tools; each task searches once per needed capability (the needed tool's first description
+sentence is the query) and then calls the tools it needs. Each task is a fresh conversation. What is counted, in
+UTF-8 bytes:
 
 - all tools up front: every definition as the provider's tool JSON, in the prefix (cached, paid once);
 - AI SDK: the full JSON definitions of the top 5 hits of each search, each tool once, plus the called ones;
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
+from _data import DATA, missing
 
 from codemode import Catalog, CodeMode
 from codemode.discovery import CLOSE_TAG, OPEN_TAG, stub_hash
@@ -39,7 +41,6 @@ from codemode.stubs import first_sentence, render_stub
 if TYPE_CHECKING:
     from codemode.tools import Tool
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 HITS = 5
 OLD_HEADER = (
     "Tools discovered in the last `code` run, now callable as `await tools.<name>(...)` "
@@ -217,7 +218,6 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="10 tasks and 8 searches (CI)")
     parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder")
     args = parser.parse_args()
-    if not (args.data / "stabletoolbench" / "queries.jsonl").exists():
-        print(f"economy_bench: skipped, no shared data at {args.data}")
+    if missing("conversation economy (measured on the shared tool sets)", args.data):
         sys.exit(0)
     anyio.run(main, args.quick, args.data)
