@@ -26,7 +26,7 @@ from codemode._results import ResultTooLargeError, to_json
 from codemode.errors import ERROR_NAME, ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
 from codemode.search import merge_rankings
-from codemode.stubs import parameter_names, render_signature, render_stub
+from codemode.stubs import parameter_names, render_line, render_signature, render_stub
 from sandbox import FunctionError, JsonText, Namespace
 
 if TYPE_CHECKING:
@@ -107,6 +107,7 @@ class StubCache:
 
     def __init__(self) -> None:
         self._stubs: dict[str, tuple[Tool, str]] = {}
+        self._lines: dict[str, tuple[Tool, str]] = {}
         self._validators: dict[str, tuple[Tool, CheckedSchema, dict[str, str]]] = {}
         self._limiter: anyio.CapacityLimiter | None = None
 
@@ -122,6 +123,14 @@ class StubCache:
         if cached is None or cached[0] is not tool:
             cached = (tool, render_stub(tool))
             self._stubs[tool.name] = cached
+        return cached[1]
+
+    def line(self, tool: Tool) -> str:
+        """The tool's one-line stub."""
+        cached = self._lines.get(tool.name)
+        if cached is None or cached[0] is not tool:
+            cached = (tool, render_line(tool))
+            self._lines[tool.name] = cached
         return cached[1]
 
     def validator(self, tool: Tool) -> tuple[CheckedSchema, dict[str, str]]:
@@ -141,17 +150,18 @@ class StubCache:
 
 
 class CatalogStubs(Mapping[str, str]):
-    """The current stub of every catalog tool by original name, rendered only when looked up."""
+    """The current stub of every catalog tool by original name (its one-line stub with `lines`), rendered on lookup."""
 
-    def __init__(self, catalog: Catalog, cache: StubCache) -> None:
+    def __init__(self, catalog: Catalog, cache: StubCache, *, lines: bool = False) -> None:
         self.catalog = catalog
         self.cache = cache
+        self.lines = lines
 
     def __getitem__(self, name: str) -> str:
         tool = self.catalog.get(name)
         if tool is None or tool.name != name:
             raise KeyError(name)
-        return self.cache.stub(tool)
+        return self.cache.line(tool) if self.lines else self.cache.stub(tool)
 
     def __iter__(self) -> Any:
         return (tool.name for tool in self.catalog)
@@ -180,6 +190,9 @@ class ToolRuntime:
         self.max_result = max_result
         self.ledger = ledger
         self.discovered: dict[str, None] = {}
+        """Tools the code found, described or called, by original name, in order."""
+        self.used: set[str] = set()
+        """Tools the code described or called: announced in full, where a tool only found is one line."""
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -267,11 +280,13 @@ class ToolRuntime:
         if tool is None:
             raise tool_error(unknown_tool(self.catalog, text))
         self.discovered.setdefault(tool.name)
+        self.used.add(tool.name)
         return self.cache.stub(tool)
 
     async def call(self, tool: Tool, args: tuple[JsonValue, ...], kwargs: dict[str, JsonValue]) -> JsonValue | JsonText:
         """Validate the arguments, run the handler under the policy, and return its result as JSON."""
         self.discovered.setdefault(tool.name)
+        self.used.add(tool.name)
         prepare = functools.partial(self._checked, tool, args)  # run by the ledger, in the order calls are issued
         return await self.ledger.call(tool, kwargs, prepare=prepare, invoke=functools.partial(self._invoke, tool))
 

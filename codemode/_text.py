@@ -1,4 +1,4 @@
-"""The text the model reads after a run: printed output, the returned value, the error, and what already happened.
+"""What already happened in a run, as the model reads it: the calls made, and the calls in flight.
 
 After any failure (an error, a timeout, the call limit, a crash) the text lists the tool calls that completed,
 with a short summary of their arguments and whether they worked, and the calls still in flight, marked as
@@ -21,40 +21,13 @@ if TYPE_CHECKING:
 
     from codemode._json import JsonValue
     from codemode._runtime import ToolCall
-    from sandbox import RunResult
 
-MAX_VALUE_TEXT: Final = 20_000
-"""Characters of the returned value shown to the model before it is cut with a marker."""
 _EDGE: Final = 3
 """Completed calls shown at each end of a long run."""
 _MAX_NAMED: Final = 50
 """Failed calls, and calls in flight, named in full before the rest are only counted."""
 _MAX_ARGUMENT: Final = 40
 _MAX_ARGUMENTS: Final = 100
-
-
-def render_text(run: RunResult, calls: Sequence[ToolCall] = (), *, max_value: int = MAX_VALUE_TEXT) -> tuple[str, bool]:
-    """The tool result the model reads, and whether the returned value was cut at `max_value` characters."""
-    parts = []
-    cut = False
-    if run.stdout:
-        parts.append(run.stdout.rstrip("\n"))
-    if run.value is not None:
-        value = json.dumps(run.value, ensure_ascii=False, indent=1)
-        if len(value) > max_value:
-            cut = True
-            value = f"{value[:max_value]}\n[... {len(value) - max_value:,} more characters cut; return less]"
-        parts.append(f"Returned: {value}")
-    if run.error is not None:
-        parts.append(run.error.traceback or f"Error: {run.error.message}")
-        if run.error.traceback and run.error.kind != "runtime":
-            parts.append(f"({run.error.kind})")
-        if calls and not (len(calls) == 1 and calls[0].error is not None):  # a lone failed call is the error itself
-            parts.append(render_calls(calls))
-    elif any(call.in_flight for call in calls):  # the code went on without their answers; they did not stop
-        parts.append(render_in_flight(calls))
-    text = "\n".join(parts) if parts else "(no output: `print` what you need to see, or `return` a value)"
-    return text, cut
 
 
 def readable(text: str) -> str:

@@ -118,8 +118,9 @@ class Agent:
     """Requests per `run` before giving up."""
     max_tokens: int = 4096
     """The output token cap of each request."""
-    placement: Placement = "user"
-    """Where announcements go."""
+    placement: Placement = "tool_result"
+    """Where announcements go: by default in the tool result of the run that found the tools, as tool output
+    (stubs carry third-party descriptions); `"user"` appends a user message instead (see `Placement`)."""
     messages: list[JsonObject] = field(default_factory=list)
     """The history, in the model's wire format; plain data."""
     state: DiscoveryState = field(default_factory=DiscoveryState)

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Literal, Self
 import anyio
 
 from codemode import _preflight as preflight
+from codemode._display import DISPLAY_BUDGET, render_text
 from codemode._ledger import Ledger
 from codemode._observe import EventListener, Observer
 from codemode._persistence import carry_over
 from codemode._replay import Decision, PendingApproval, Record, pending_from, sign, verify
 from codemode._runtime import CatalogStubs, StubCache, ToolCall, ToolRuntime
-from codemode._text import readable, render_text
+from codemode._text import readable
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ERROR_NAME, ApprovalError
@@ -48,7 +49,8 @@ class ExecuteResult:
     """The outcome of one `execute`."""
 
     text: str
-    """The tool result for the model: printed output, the returned value (JSON), then the error if any."""
+    """The tool result for the model: printed output, the returned value (JSON), then the error if any, within
+    `CodeMode.display_budget` characters, about (`run` has them whole)."""
     announcement: str | None
     """Conversation content announcing newly discovered (or changed, or removed) tools; None if nothing new."""
     run: RunResult
@@ -58,7 +60,7 @@ class ExecuteResult:
     announced: Announcement = field(default_factory=Announcement)
     """What the announcement holds, as data."""
     value_truncated: bool = False
-    """Whether `text` shows the returned value cut at the display limit (`run.value` is whole)."""
+    """Whether `text` shows the returned value cut to fit the display budget (`run.value` is whole)."""
     code: str = ""
     """The code that ran."""
     pending: PendingApproval | None = None
@@ -107,6 +109,9 @@ class CodeMode:
             `codemode.tracing.Tracing` to choose the provider and what is recorded (needs the `otel` extra).
         log: A file (or `RunLog`) to append one JSON line per `execute` to: the code, each call with its
             arguments, duration and outcome, the output size (see `codemode.runlog`).
+        display_budget: Characters the model reads of one run (`ExecuteResult.text`), about: the printed output,
+            the returned value, the error and the calls listing share them, each cut past its share (the output
+            in its middle, the value keeping its JSON shape). `ExecuteResult.run` keeps them whole.
 
     Raises:
         ValueError: `sandbox=` together with `limits=` or `isolation=` (the sandbox's own settings would win
@@ -139,6 +144,7 @@ class CodeMode:
         persist_variables: bool = False,
         tracing: Tracing | bool = False,
         log: RunLog | str | os.PathLike[str] | None = None,
+        display_budget: int = DISPLAY_BUDGET,
     ) -> None:
         settings = [
             f"{name}=..."
@@ -161,6 +167,8 @@ class CodeMode:
         self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process", workers=workers or 2)
         self.limits = self.sandbox.limits
         self._hide_errors = hide_errors
+        self.display_budget = display_budget
+        """Characters the model reads of one run, about (see `codemode._display.render_text`)."""
         self._max_tool_result = max_tool_result
         self._cache = StubCache()
         self._turns: dict[int, anyio.Lock] = {}
@@ -171,6 +179,7 @@ class CodeMode:
             limits=self.limits,
             loaded_stubs=[self._cache.stub(tool) for tool in catalog if not tool.deferred],
             persist_variables=persist_variables,
+            display_budget=display_budget,
         )
         """The `code` tool: the same bytes for the life of this object."""
 
@@ -323,9 +332,11 @@ class CodeMode:
         observer = Observer(runtime, listeners) if listeners else None
         # a resumed run replays code that passed this check when it first ran
         problems = preflight.check(code, self.catalog, self._cache) if plan.ledger.replay is None else []
+        # a tool the refused code meant to call is announced in full, as a call at run time would have made it
         for problem in problems:
             if problem.tool is not None:
                 runtime.discovered.setdefault(problem.tool)
+                runtime.used.add(problem.tool)
         run = (
             preflight.refusal(problems)
             if problems
@@ -339,7 +350,12 @@ class CodeMode:
             )
         )
         announced = plan_announcement(
-            state, runtime.discovered, CatalogStubs(self.catalog, self._cache), exclude=self._loaded
+            state,
+            runtime.discovered,
+            CatalogStubs(self.catalog, self._cache),
+            lines=CatalogStubs(self.catalog, self._cache, lines=True),
+            used=runtime.used,
+            exclude=self._loaded,
         )
         run, pending, note = self._settle(run, code, state, plan)
         if pending is None:
@@ -351,7 +367,7 @@ class CodeMode:
         calls = runtime.record()
         if observer is not None:
             observer.finish(calls, paused=pending is not None)
-        text, value_truncated = render_text(run, calls)
+        text, value_truncated = render_text(run, calls, budget=self.display_budget)
         return ExecuteResult(
             code=code,
             text=readable(pending_text(pending) if pending else "\n".join([text + note, *notes])),

@@ -47,17 +47,22 @@ class CodeTool:
 
 
 def build_code_tool(
-    *, limits: Limits, loaded_stubs: Sequence[str] = (), name: str = "code", persist_variables: bool = False
+    *,
+    limits: Limits,
+    display_budget: int,
+    loaded_stubs: Sequence[str] = (),
+    name: str = "code",
+    persist_variables: bool = False,
 ) -> CodeTool:
-    """The `code` tool's definition for these limits, always-loaded tool stubs and variable persistence."""
+    """The `code` tool's definition for these limits and display budget, always-loaded stubs and persistence."""
     lines = [
         "Run Python to find and use tools. The code is the body of an async function: use top-level `await`,",
         "and `return` a value or `print` what you need to see. Only printed output and the returned value come",
         "back, so filter, join and summarise data in code rather than returning it all.",
         "",
         '- `await tools.search("what you need", max_results=5)` -> [{"name", "description", "signature"}].',
-        "  Pass a list of queries to look for several things at once. The full definitions of tools you find",
-        "  are shown to you after the run.",
+        "  Pass a list of queries to look for several things at once. Tools you find are shown to you after the",
+        "  run, one line each; a tool you call or describe is shown in full.",
         "- `await tools.describe(name)` -> one tool's full definition as a Python stub.",
         '- `await tools.list(prefix="", page=1)` -> {"tools": [{"name", "description"}], "page", "pages", "total"}:',
         "  browse the catalog by name, without fetching definitions.",
@@ -65,7 +70,8 @@ def build_code_tool(
         "  A failed call raises `ToolError` with a message saying what to fix.",
         "- Run independent calls together: `a, b = await asyncio.gather(tools.x(...), tools.y(...))`.",
         f"- Modules: {', '.join(MODULES)}. No files, network or processes.",
-        f"- Per run: {limits.timeout:g} s, {limits.calls:,} tool calls, {limits.output:,} characters of output.",
+        f"- Per run: {limits.timeout:g} s, {limits.calls:,} tool calls. You read about {display_budget:,} characters",
+        "  of what it prints and returns; more is cut (a long list shows its first items), but the run goes on.",
     ]
     if persist_variables:
         lines.append(

@@ -7,9 +7,9 @@ exec`, `chat` and `serve`. Read it with `jq`, e.g. `jq -c '.calls[] | {name, ok,
 Each line holds: `time` (UTC, when the run ended), `ok`, `duration` (s), `code`, `calls` (each with `name`,
 `arguments`, `duration`, `ok`, `error`, `in_flight`), `error` (`kind`, `message`, `line`) or null, `output`
 (characters printed, bytes of the returned value as JSON, characters of the text the model read), `announced`
-(tools newly shown to the model) and, with persistence on, `variables` (the names kept). A run a server ran for an
-authenticated caller has `caller` (the API key's name or the JWT's `sub`, and the JWT's `iss`), and a resumed run
-has `decision` (`approved`, `reason`, `decided_by`).
+(tools newly shown to the model, in full then as one line) and, with persistence on, `variables` (the names
+kept). A run a server ran for an authenticated caller has `caller` (the API key's name or the JWT's `sub`, and
+the JWT's `iss`), and a resumed run has `decision` (`approved`, `reason`, `decided_by`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ def log_record(result: ExecuteResult) -> JsonObject:
             "value_bytes": 0 if run.value is None else _utf8_size(json.dumps(run.value, ensure_ascii=False)),
             "text_chars": len(result.text),
         },
-        "announced": [name for name, _ in (*result.announced.new, *result.announced.updated)],
+        "announced": [
+            *(name for name, _ in (*result.announced.new, *result.announced.updated)),
+            *(name for name, _, _ in result.announced.seen),
+        ],
         **kept,
         **who,
     }

@@ -1,7 +1,8 @@
 """Tool definitions as Python stubs the model reads like code: `async def alias(*, ...) -> T:` plus a docstring.
 
-`render_stub` gives the full stub announced to the model and returned by `tools.describe` (TypedDict classes,
-signature, docstring with an `Args:` section); `render_signature` gives the one-line form used in search results.
+`render_stub` gives the full stub announced for a tool the code used and returned by `tools.describe` (TypedDict
+classes, signature, docstring with an `Args:` section); `render_line` gives the one-line stub announced for a tool
+the code only found (signature and first sentence); `render_signature` gives the form used in search results.
 Both are pure and deterministic to the byte, and their output always parses with `ast.parse`, whatever the
 definition holds. Schema reading lives in `codemode._jsonschema` and type expressions in `codemode._typeexpr`;
 this module owns the layout and the parameter names (`parameter_names`, which the runtime uses to map sanitised
@@ -44,6 +45,9 @@ _MAX_DEFAULT_SOURCE: Final = 60
 """Longer defaults render as `= ...` in the signature and in full (trimmed) in the `Args:` entry."""
 _MAX_ONE_LINE_DEF: Final = 100
 _TRUNCATED: Final = " [... truncated]"
+_MAX_SENTENCE: Final = 200
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])")
+"""Where a first sentence ends: a full stop, then a space and what starts a sentence (not `e.g. the`)."""
 _UNEXPRESSED: Final = ("anyOf", "oneOf", "not", "if", "then", "else", "dependencies", "dependentRequired")
 """Root keywords a signature cannot say; shown as JSON in the docstring instead."""
 _JSON_TYPES: Final[dict[str, tuple[type, ...]]] = {
@@ -99,6 +103,26 @@ def render_stub(tool: Tool, *, max_description: int = MAX_DESCRIPTION) -> str:
     body = [head, *([f"    {_docstring_source(doc, '    ')}"] if doc else []), "    ..."]
     blocks.append("\n".join(body))
     return "\n\n\n".join(blocks) + "\n"
+
+
+def render_line(tool: Tool) -> str:
+    """The one-line stub of a tool the code only saw: `async def alias(*, city: str) -> T: '''First...'''`.
+
+    Every parameter's name and type, a default for each optional one, the return type and the description's first
+    sentence: what a model needs to call the tool well enough, in one line of valid Python (types by name).
+    """
+    parts = _build(tool)
+    sentence = first_sentence(_clean(tool.description, MAX_DESCRIPTION))
+    body = _docstring_source(sentence, "") if sentence else "..."
+    return f"async def {tool.alias}({', '.join(_param_items(parts))}) -> {parts.returns}: {body}"
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of `text` on one line (at most `_MAX_SENTENCE` characters, cut with `...`)."""
+    flat = " ".join(text.split())
+    end = _SENTENCE_END.search(flat)
+    sentence = flat[: end.start()] if end else flat
+    return sentence if len(sentence) <= _MAX_SENTENCE else sentence[: _MAX_SENTENCE - 3].rstrip() + "..."
 
 
 def render_signature(tool: Tool) -> str:

@@ -21,9 +21,6 @@ if TYPE_CHECKING:
 
     from sandbox._jsonvalue import JsonValue
 
-OUTPUT_MARKER = "\n[... output truncated at {limit:,} characters]"
-"""What ends printed output cut at the `output` limit."""
-
 
 def result_size_error(value: JsonValue, limit: int) -> RunError | None:
     """The `result_limit` error for a returned JSON value over `limit` characters, else None."""

@@ -8,17 +8,17 @@ instance's attributes, for the code's own classes only).
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from sandbox._awaiting import anext_
-from sandbox._budgets import OUTPUT_MARKER
 from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
 from sandbox._guards import rules_for
 from sandbox._signals import ForbiddenError, exit_run
 from sandbox._ticking import ticking_builtins
 from sandbox._ticks import Budget
-from sandbox.limits import output_message
+from sandbox.limits import around_cut, output_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,14 +40,19 @@ PLAIN_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in _PLA
 
 
 class Output:
-    """Printed output of one run, capped at `limit` characters."""
+    """Printed output of one run: its head and tail kept within `limit` characters, the run stopped past `flood`."""
 
-    def __init__(self, limit: int, guards: Guards) -> None:
-        self.limit = limit
+    def __init__(self, limit: int, flood: int, guards: Guards) -> None:
+        self.head_room = limit - limit // 2
+        self.tail_room = limit // 2
+        self.flood = flood
         self.guards = guards
-        self.parts: list[str] = []
-        self.size = 0
-        self.truncated = False
+        self.head: list[str] = []
+        self.tail: collections.deque[str] = collections.deque()
+        self.head_size = 0
+        self.tail_size = 0
+        self.printed = 0
+        """Characters printed in all, the cut ones included."""
 
     def print(
         self, *args: object, sep: str | None = " ", end: str | None = "\n", file: object = None, flush: bool = False
@@ -60,28 +65,38 @@ class Output:
         if type(sep) is not str or type(end) is not str:
             raise TypeError("sep and end must be None or a string")
         texts = [str(arg) for arg in args]
-        room = self.limit - self.size
-        if sum(map(len, texts)) + len(sep) * len(texts) + len(end) <= room:
-            self.write(sep.join(texts) + end)
-        else:  # never join more than fits: a few references to one big string would be a huge text
-            self.write(_head([*_between(texts, sep), end], room + 1))
+        if sum(map(len, texts)) + len(sep) * len(texts) + len(end) <= max(
+            self.head_room - self.head_size, self.tail_room
+        ):
+            self.write(sep.join(texts) + end)  # joined, it is no longer than what is kept of it
+            return
+        for part in [*_between(texts, sep), end]:  # never joined: a few references to one big string would be huge
+            self.write(part)
 
     def write(self, text: str) -> None:
-        """Add text; past the limit, keep what fits, mark the cut and stop the run."""
-        room = self.limit - self.size
-        if len(text) <= room:
-            self.parts.append(text)
-            self.size += len(text)
-            return
-        self.parts.append(text[:room])
-        self.size = self.limit
-        self.truncated = True
-        self.guards.stop("output_limit", output_message(self.limit))
+        """Add text: the head fills first, then the tail keeps the latest; past the flood limit the run stops."""
+        self.printed += len(text)
+        room = self.head_room - self.head_size
+        if room > 0:
+            taken = text if len(text) <= room else text[:room]
+            self.head.append(taken)
+            self.head_size += len(taken)
+            text = text[len(taken) :]
+        if text and self.tail_room:
+            kept = text if len(text) <= self.tail_room else text[-self.tail_room :]
+            self.tail.append(kept)
+            self.tail_size += len(kept)
+            while self.tail_size - len(self.tail[0]) >= self.tail_room:
+                self.tail_size -= len(self.tail.popleft())
+        if self.printed > self.flood:
+            self.guards.stop("output_limit", output_message(self.flood))
 
     def text(self) -> str:
-        """Everything printed, with a visible marker where it was cut."""
-        joined = "".join(self.parts)
-        return joined + OUTPUT_MARKER.format(limit=self.limit) if self.truncated else joined
+        """Everything printed, or its head and tail with a marker saying how much was cut between them."""
+        head, tail = "".join(self.head), "".join(self.tail)
+        tail = tail[len(tail) - self.tail_room :] if len(tail) > self.tail_room else tail
+        cut = self.printed - self.head_size - len(tail)
+        return head + tail if cut <= 0 else around_cut(head, cut, tail)
 
 
 def _between(texts: list[str], sep: str) -> list[str]:
@@ -92,17 +107,6 @@ def _between(texts: list[str], sep: str) -> list[str]:
             parts.append(sep)
         parts.append(text)
     return parts
-
-
-def _head(parts: list[str], size: int) -> str:
-    """The first `size` characters of the parts joined, joining no more than that."""
-    taken: list[str] = []
-    for part in parts:
-        taken.append(part[:size])
-        size -= len(taken[-1])
-        if size <= 0:
-            break
-    return "".join(taken)
 
 
 def _dir(obj: object = None) -> list[str]:

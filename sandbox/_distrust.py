@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from sandbox._budgets import OUTPUT_MARKER, keep_values, result_size_error, valid_name
+from sandbox._budgets import keep_values, result_size_error, valid_name
 from sandbox._hostcall import MAX_NAME
 from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._protocol import MAX_FRAME
-from sandbox.limits import calls_message, output_message
+from sandbox.limits import MARKER_SLACK, calls_message, cut_middle
 from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
@@ -53,9 +53,8 @@ def checked_result(
     counts, lied_counts = _checked_counts(result, limits)
     lied = lied or lied_counts
     stdout = result.stdout
-    if len(stdout) > limits.output and len(stdout) > limits.output + len(OUTPUT_MARKER.format(limit=limits.output)):
-        stdout, lied = stdout[: limits.output] + OUTPUT_MARKER.format(limit=limits.output), True
-        error = error or RunError(kind="output_limit", message=output_message(limits.output))
+    if len(stdout) > limits.output + MARKER_SLACK:  # the worker keeps at most that much, its marker included
+        stdout, lied = cut_middle(stdout, limits.output), True
     value = result.value
     if error is not None:
         lied, value = lied or value is not None, None

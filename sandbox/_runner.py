@@ -79,7 +79,7 @@ async def run_code(
         max_size=limits.max_size,
         repeat=repeat,
     )
-    output = Output(limits.output, guards) if shared.prints else None
+    output = Output(limits.output, limits.flood, guards) if shared.prints else None
     facade = AsyncioFacade()
     calls = None
     if functions or names:  # code with no host function to call needs no bookkeeping of calls

@@ -1,7 +1,9 @@
 """`Limits`: how much one run may use, and what the model reads when a run reaches one.
 
 Every limit is per run. A run that reaches one stops with a result whose `error.kind` names the limit; the
-sandbox itself keeps working. The wall clock and the call count are enforced in more than one place (see the
+sandbox itself keeps working. Printed output is the exception: past `output` it is cut in the middle and the run
+goes on, and only a flood (`flood`) stops it. `cut_middle` and `cut_marker` are the one way text is cut here and in
+`codemode`, with one marker. The wall clock and the call count are enforced in more than one place (see the
 README's table of limits); each place words its stop with the one function here.
 """
 
@@ -29,8 +31,12 @@ class Limits:
     """Wall-clock seconds for the whole run, host calls included."""
     memory: int = 256 * 1024 * 1024
     """Bytes of address space a worker process may add (process isolation only)."""
-    output: int = 64 * 1024
-    """Characters of printed output kept; more is cut with a visible marker and the run stops."""
+    output: int = 1024 * 1024
+    """Characters of printed output kept for the host: past it the middle is cut (its head and tail kept, with how
+    much was cut) and the run goes on. What the model reads of it is the host's choice (`codemode` shows less)."""
+    flood: int = 8 * 1024 * 1024
+    """Characters the code may print in all: past it the run stops with `output_limit` (a flood far past any use),
+    what was printed first still kept."""
     calls: int = 1000
     """Host-function calls per run."""
     concurrent_calls: int = 32
@@ -78,7 +84,7 @@ def calls_message(calls: int) -> str:
 
 
 def output_message(output: int) -> str:
-    """What the model reads when a run prints more than its `output` limit."""
+    """What the model reads when a run prints more than its `flood` limit."""
     return (
         f"the code printed more than {output:,} characters; print less (a summary, a count, a slice, only the "
         "fields you need)"
@@ -93,3 +99,27 @@ def too_many_values_message(where: str) -> str:
 def int_too_large_message(where: str, bits: int) -> str:
     """What the model reads when `where` is an int of more than `MAX_INT_BITS` bits."""
     return f"{where} is an int too large to send ({bits} bits); send it as a str"
+
+
+def cut_marker(count: int, what: str = "characters") -> str:
+    """The one marker of cut text, saying how much is missing: `[... 1,234 characters cut ...]`."""
+    return f"[... {count:,} {what} cut ...]"
+
+
+MARKER_SLACK = len(cut_marker(2**63)) + 2
+"""Characters `cut_middle` may add past its limit at most: the marker and its two newlines."""
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters and `MARKER_SLACK`: its head and tail, and how much was cut between."""
+    if len(text) <= limit:
+        return text
+    tail = limit // 2
+    head = limit - tail
+    return around_cut(text[:head], len(text) - limit, text[len(text) - tail :] if tail else "")
+
+
+def around_cut(head: str, count: int, tail: str) -> str:
+    """`head`, the marker of `count` characters cut on a line of its own, then `tail`."""
+    before = "" if not head or head.endswith("\n") else "\n"
+    return f"{head}{before}{cut_marker(count)}\n{tail}"

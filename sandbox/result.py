@@ -17,9 +17,9 @@ ErrorKind = Literal[
     "syntax", "forbidden", "runtime", "timeout", "memory", "output_limit", "call_limit", "result_limit", "crashed"
 ]
 """Why a run failed: the code did not parse (`syntax`), used something the policy forbids (`forbidden`), raised
-(`runtime`), ran out of wall clock or operation budget (`timeout`), of memory (`memory`), printed too much
-(`output_limit`), made too many host calls (`call_limit`), returned too large a value (`result_limit`), or the
-worker process died (`crashed`)."""
+(`runtime`), ran out of wall clock or operation budget (`timeout`), of memory (`memory`), printed a flood past
+`Limits.flood` (`output_limit`; printing past `Limits.output` only cuts the output), made too many host calls
+(`call_limit`), returned too large a value (`result_limit`), or the worker process died (`crashed`)."""
 
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
@@ -76,7 +76,7 @@ class RunResult:
     value: JsonValue = None
     """The value of a top-level `return`, or of a final bare expression; `None` otherwise."""
     stdout: str = ""
-    """Printed output, cut at `Limits.output` with a visible marker."""
+    """Printed output; past `Limits.output` characters its head and tail, with a marker saying how much was cut."""
     error: RunError | None = None
     """`None` when the run succeeded."""
     calls: int = 0

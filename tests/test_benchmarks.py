@@ -49,6 +49,11 @@ PRINTS: dict[str, list[str]] = {
         "| library | import | build | load | BPF instructions | getppid before | after | a file read after |",
         "| case | confined (6 layers) | unconfined | ratio |",
     ],
+    "economy_bench.py": (
+        ["| approach | up front (once), bytes |", "| codemode | bytes announced | per tool | tokens |"]
+        if DATA.exists()
+        else [SKIPPED_DATA]
+    ),
     "hybrid_bench.py": (
         ["hybrid search: skipped, the `semantic` extra is not installed"]
         if not _installed("wordllama")

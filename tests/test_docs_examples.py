@@ -13,6 +13,7 @@ import ast
 import importlib
 import inspect
 import re
+import threading
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,10 +186,10 @@ SLOW = {"docs/mcp-sources.md"}
     ids=lambda block: block.id,
 )
 def test_each_python_example_in_the_docs_runs_offline(block: Block) -> None:
-    """The block runs as written (in a thread of its own when it starts its own event loop), with its setup's names."""
-    if block.setup is None and "anyio.run(" in block.source:
-        # The block starts its own event loop, as a reader's script would.
-        exec(compile(block.source, "<docs>", "exec"), {"__name__": "__docs__"})
+    """The block runs as written, with its setup's names, in a thread of its own as a reader's script would."""
+    if block.setup is None and ("anyio.run(" in block.source or "asyncio.run(" in block.source):
+        # The block starts its own event loop.
+        in_own_thread(lambda: exec(compile(block.source, "<docs>", "exec"), {"__name__": "__docs__"}))
         return
 
     async def main() -> None:
@@ -198,7 +199,28 @@ def test_each_python_example_in_the_docs_runs_offline(block: Block) -> None:
         async with SETUPS[block.setup]() as namespace:
             await run_source(block.source, namespace)
 
-    anyio.run(main)
+    in_own_thread(lambda: anyio.run(main))
+
+
+def in_own_thread(function: Callable[[], object]) -> None:
+    """Call `function` in a new thread and raise what it raised.
+
+    A thread of its own has no event loop running, whatever an earlier test's session-wide fixtures left open in
+    this one.
+    """
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            function()
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test's own thread below
+            raised.append(error)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if raised:
+        raise raised[0]
 
 
 def test_every_skipped_example_is_named_with_its_reason() -> None:

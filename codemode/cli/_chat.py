@@ -48,6 +48,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--max-steps", type=int, default=20)
     parser.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
     parser.add_argument("--no-stream", action="store_true", help="wait for whole responses")
+    parser.add_argument(
+        "--placement",
+        choices=["tool_result", "user", "system"],
+        default="tool_result",
+        help="where announcements of discovered tools go: in the tool result (default), a user message, or a "
+        "system message where the provider has one",
+    )
     add_isolation_argument(parser)
     add_persist_argument(parser)
     add_search_argument(parser)
@@ -110,6 +117,7 @@ async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int
             model_name=args.model,
             system=args.system,
             max_steps=args.max_steps,
+            placement=args.placement,
             events=transcript.events(),
             approve=ask_in_terminal,
         )

@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from codemode.code_tool import CodeTool
 
 Placement = Literal["user", "tool_result", "system"]
-"""Where an announcement goes: an appended user message (default), inside the tool result, or a
-mid-conversation system/developer message where the provider supports it."""
+"""Where an announcement goes: inside the tool result of the run that discovered the tools (the default of every
+host: stubs carry third-party text, which the provider then treats as tool output, never as the user's or the
+system's voice), an appended user message, or a mid-conversation system/developer message where the provider
+supports it."""
 
 
 @dataclass(frozen=True, kw_only=True)

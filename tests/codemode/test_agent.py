@@ -21,16 +21,18 @@ pytest.importorskip("openai")
 import anthropic
 import openai
 from inline_snapshot import snapshot
+from providers.provider_fakes import seen_names
 
-from codemode import Catalog, CodeMode
+from codemode import Catalog, CodeMode, DiscoveryState
 from codemode.agent import Agent, AgentEvents, AgentResult, describe_api_error
+from codemode.discovery import OPEN_TAG
 from codemode.providers.anthropic import AnthropicModel, AnthropicWire
 from codemode.providers.openai_chat import OpenAIChatModel, OpenAIChatWire
 from codemode.providers.openai_responses import OpenAIResponsesModel, OpenAIResponsesWire
 from codemode.testing import BYTES_PER_TOKEN, ScriptedModel, ScriptStep, prompt_text, step
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from codemode._json import JsonObject
     from codemode.providers.base import CodeCall, Model, TextSink, WireFormat
@@ -208,9 +210,17 @@ def assert_prefix_stable(requests: Sequence[JsonObject]) -> None:
         assert after.startswith(before)
 
 
-def announced_names(wire: WireFormat, messages: Sequence[JsonObject]) -> list[str]:
-    """The names announced as new in a history, as often as they were announced."""
-    return [name for text in wire.history_texts(messages) for name in _NEW_TOOL.findall(text)]
+def announced_names(wire: WireFormat, messages: Sequence[JsonObject]) -> list[tuple[str, str]]:
+    """(form, name) of the tools announced as new in a history, in full or as one line, as often as announced."""
+    texts = wire.history_texts(messages)
+    full = [("full", name) for text in texts for name in _NEW_TOOL.findall(text)]
+    return full + [("line", name) for name in seen_names(texts)]
+
+
+def assert_announced_once_each(names: list[tuple[str, str]], tools: Iterable[str]) -> None:
+    """Each tool is announced at most once in each form, and every one of `tools` is announced."""
+    assert [name for name, count in Counter(names).items() if count > 1] == []
+    assert sorted({name for _, name in names}) == sorted(tools)
 
 
 async def test_a_long_scripted_run_ends_with_the_final_answer(wire: WireFormat) -> None:
@@ -221,7 +231,41 @@ async def test_a_long_scripted_run_ends_with_the_final_answer(wire: WireFormat) 
     announcing = [step for step in result.steps if any(r is not None and r.announcement for _, r in step.executions)]
     assert len(announcing) >= 6
     assert sorted(agent.state.announced) == sorted(TOOL_NAMES)
-    assert Counter(announced_names(wire, agent.messages)) == dict.fromkeys(TOOL_NAMES, 1)
+    assert_announced_once_each(announced_names(wire, agent.messages), TOOL_NAMES)
+
+
+def announcement_places(messages: Sequence[JsonObject]) -> list[str]:
+    """Where each message holding an announcement puts it: `tool_result`, or the role of a message of its own."""
+    places = []
+    for message in messages:
+        if OPEN_TAG not in json.dumps(message):
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        in_results = [
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks if OPEN_TAG in json.dumps(b)
+        ]
+        if (
+            message.get("role") == "tool"
+            or message.get("type") == "function_call_output"
+            or (in_results and all(in_results))
+        ):
+            places.append("tool_result")
+        else:
+            places.append(str(message.get("role")))
+    return places
+
+
+async def test_by_default_announcements_are_tool_output_and_a_user_message_stays_an_option(wire: WireFormat) -> None:
+    """Third-party stubs go in the tool result of the run that found them; `placement="user"` still appends them."""
+    default, _, result = await run_agent(wire, SCRIPT)
+    as_user, model, _ = await run_agent(wire, SCRIPT, placement="user")
+
+    assert result.stopped == "answer"
+    assert set(announcement_places(default.messages)) == {"tool_result"}
+    assert "user" in announcement_places(as_user.messages)
+    assert_prefix_stable(model.requests)
+    assert DiscoveryState.from_history(wire.history_texts(default.messages)) == default.state
 
 
 async def test_every_request_keeps_tools_and_system_and_extends_the_previous_prompt(wire: WireFormat) -> None:
@@ -321,7 +365,7 @@ async def test_a_saved_conversation_resumes_where_it_stopped(wire: WireFormat) -
     saved_prompt = prompt_text(model.requests[len(FIRST_PART) - 1])
     assert prompt_text(model.requests[len(FIRST_PART)]).startswith(saved_prompt)
     assert second.usage[0].cache_read_tokens == len(saved_prompt) // BYTES_PER_TOKEN
-    assert Counter(announced_names(wire, resumed.messages)) == dict.fromkeys(resumed.state.announced, 1)
+    assert_announced_once_each(announced_names(wire, resumed.messages), resumed.state.announced)
 
 
 async def test_a_resumed_conversation_ends_exactly_like_an_uninterrupted_one(wire: WireFormat) -> None:

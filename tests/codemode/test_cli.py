@@ -454,7 +454,36 @@ def test_chat_runs_a_code_call_then_answers_through_the_sdk(
     first, second = (json.dumps(body) for body in exchange.bodies)
     assert "weather_get_forecast" not in first
     assert "weather_get_forecast(*, city: str" in second
-    assert "# new tool: weather.get_forecast [" in second
+    assert "] weather.get_forecast" in second  # found only: its one-line stub, marked with its original name
+
+
+def announcement_roles(body: dict[str, Any]) -> list[str]:
+    """The role of each message of a request that holds an announcement (`tool_result` when inside one)."""
+    roles = []
+    for message in body.get("messages") or body.get("input") or []:
+        text = json.dumps(message)
+        if "<tools-discovered>" not in text:
+            continue
+        content = message.get("content")
+        blocks = [b for b in content if "<tools-discovered>" in json.dumps(b)] if isinstance(content, list) else []
+        results = blocks and all(b.get("type") == "tool_result" for b in blocks)
+        tool = message.get("role") == "tool" or message.get("type") == "function_call_output" or results
+        roles.append("tool_result" if tool else str(message.get("role")))
+    return roles
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_chat_puts_announcements_in_the_tool_result_unless_told_to_use_a_user_message(
+    provider: str, loopback: Callable[[Answer], Exchange]
+) -> None:
+    """By default the stubs reach the model as tool output; `--placement user` sends them as a user message."""
+    default = loopback(scripted(provider))
+    assert chat(provider, "--isolation", "inline", "--no-stream") == 0
+    as_user = loopback(scripted(provider))
+    assert chat(provider, "--isolation", "inline", "--no-stream", "--placement", "user") == 0
+
+    assert announcement_roles(default.bodies[1]) == ["tool_result"]
+    assert announcement_roles(as_user.bodies[1]) == ["user"]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
@@ -468,7 +497,7 @@ def test_chat_prints_each_step_the_answer_and_the_cache_report(
     out = capsys.readouterr().out
     assert [bool(body.get("stream")) for body in exchange.bodies] == [stream, stream]
     assert "[code #1]\n  | print(await tools.search(" in out
-    assert "[announced: 2 new: weather.get_forecast, " in out
+    assert "[announced: 2 seen: weather.get_forecast, " in out
     assert ANSWER in out
     assert_cache_report(provider, out)
 

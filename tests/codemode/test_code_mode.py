@@ -170,7 +170,7 @@ async def test_an_async_custom_ranker_is_awaited() -> None:
     result = await execute('return [t["name"] for t in await tools.search("the ")]', search=ranker)
 
     assert result.run.value == ["math_factorial", "delete_file", "list_calendar_events", "get_weather"]
-    assert [name for name, _ in result.announced.new] == [
+    assert [name for name, _, _ in result.announced.seen] == [
         "math.factorial",
         "delete_file",
         "list_calendar_events",
@@ -629,30 +629,62 @@ IndexError: list index out of range (line 3)\
 """)
 
 
-async def test_printing_past_the_output_limit_advises_printing_less_not_returning_more() -> None:
-    """The advice is true: it does not send the model to `return`, whose value is shown cut shorter than output."""
-    result = await execute('for i in range(10_000):\n    print("row", i, "x" * 20)')
+async def test_printing_a_thousand_rows_cuts_the_output_and_the_run_goes_on_to_its_return() -> None:
+    """`print(rows)` of a large result is cut in its middle with a count; the `return` after it still runs."""
+    result = await execute("rows = [{'id': i, 'name': 'x' * 50} for i in range(1_000)]\nprint(rows)\nreturn len(rows)")
+
+    assert result.ok
+    assert result.run.value == 1000
+    assert result.run.stdout == str([{"id": i, "name": "x" * 50} for i in range(1_000)]) + "\n"
+    assert len(result.text) <= 20_100
+    assert result.text.startswith("[{'id': 0, 'name': ")
+    assert result.text.endswith("{'id': 999, 'name': '" + "x" * 50 + "'}]\nReturned: 1000")
+    assert re.search(r"\n\[\.\.\. [\d,]+ characters cut \.\.\.\]\n", result.text)
+
+
+async def test_a_flood_of_output_stops_the_run_and_the_model_still_reads_its_start_and_the_calls_made() -> None:
+    """Past `Limits.flood` the run stops with `output_limit`; the text keeps the first lines and the calls listing."""
+    code = 'await tools.get_weather(city="Oslo")\nprint("first line")\nwhile True:\n    print("x" * 1000)'
+    result = await execute(code, limits=Limits(timeout=5.0, flood=200_000))
 
     assert result.run.error is not None
     assert result.run.error.kind == "output_limit"
-    assert result.text.splitlines()[-1] == (
-        "Error: the code printed more than 65,536 characters; print less (a summary, a count, a slice, only the "
-        "fields you need) (line 2)"
+    assert result.text.startswith("first line\n")
+    assert len(result.text) <= 20_100
+    assert result.text.splitlines()[-2:] == snapshot(
+        ["Tool calls before the run stopped: 1 completed (1 ok, 0 failed):", '  ok     get_weather(city="Oslo")']
     )
 
 
-async def test_result_text_cuts_a_long_returned_value_with_a_marker() -> None:
-    """A value longer than the text limit is cut, and the marker says how much and what to do."""
+async def test_a_long_returned_value_keeps_its_json_shape_with_a_count_of_the_items_cut() -> None:
+    """A long list shows its first items and a count of the rest; `run.value` stays whole."""
     result = await execute('return ["x" * 100 for _ in range(300)]')
 
     assert result.run.value == ["x" * 100] * 300
+    assert result.value_truncated
     assert len(result.text) < 20_100
-    assert result.text[-80:] == snapshot(
-        """\
-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
-[... 11,502 more characters cut; return less]\
-"""
+    shown = json.loads(result.text.removeprefix("Returned: ").rsplit("\n", 1)[0])
+    assert shown == ["x" * 100] * 100 + ["[... 200 items cut ...]"]
+    keyed = await execute('return {f"k{i}": "v" * 40 for i in range(1_000)}', display_budget=1_000)
+    shown = json.loads(keyed.text.removeprefix("Returned: ").rsplit("\n", 1)[0])
+    assert list(shown)[-1] == "..."
+    assert shown["..."] == f"[... {1_000 - len(shown) + 1} keys cut ...]"
+    assert all(shown[f"k{i}"] == "v" * 40 for i in range(len(shown) - 1))
+    assert result.text.splitlines()[-1] == snapshot(
+        "[the value is cut to fit what you read of a run: `return` only what you need]"
     )
+
+
+async def test_the_display_budget_is_shared_and_configurable() -> None:
+    """With `display_budget=`, output and value together stay within it; a small value leaves the rest to the output."""
+    code = 'print("y" * 5_000)\nreturn {"rows": list(range(2_000)), "note": "n" * 3_000}'
+    small = await execute(code, display_budget=2_000)
+    whole = await execute('print("y" * 1_500)\nreturn 7', display_budget=2_000)
+
+    assert len(small.text) <= 2_200
+    assert small.value_truncated
+    assert small.text.count("characters cut") >= 1
+    assert whole.text == "y" * 1_500 + "\nReturned: 7"
 
 
 async def test_result_text_says_how_to_see_something_when_there_is_nothing() -> None:
@@ -711,8 +743,8 @@ and `return` a value or `print` what you need to see. Only printed output and th
 back, so filter, join and summarise data in code rather than returning it all.
 
 - `await tools.search("what you need", max_results=5)` -> [{"name", "description", "signature"}].
-  Pass a list of queries to look for several things at once. The full definitions of tools you find
-  are shown to you after the run.
+  Pass a list of queries to look for several things at once. Tools you find are shown to you after the
+  run, one line each; a tool you call or describe is shown in full.
 - `await tools.describe(name)` -> one tool's full definition as a Python stub.
 - `await tools.list(prefix="", page=1)` -> {"tools": [{"name", "description"}], "page", "pages", "total"}:
   browse the catalog by name, without fetching definitions.
@@ -720,7 +752,8 @@ back, so filter, join and summarise data in code rather than returning it all.
   A failed call raises `ToolError` with a message saying what to fix.
 - Run independent calls together: `a, b = await asyncio.gather(tools.x(...), tools.y(...))`.
 - Modules: asyncio, json, math, re, datetime, collections, itertools, functools, statistics, random, string, textwrap, decimal, fractions, base64, hashlib, uuid, heapq, bisect, typing, dataclasses, copy, enum, operator, time, unicodedata, html, urllib.parse, calendar, difflib, abc, logging, traceback, sys. No files, network or processes.
-- Per run: 30 s, 1,000 tool calls, 65,536 characters of output.\
+- Per run: 30 s, 1,000 tool calls. You read about 20,000 characters
+  of what it prints and returns; more is cut (a long list shows its first items), but the run goes on.\
 """)
 
 

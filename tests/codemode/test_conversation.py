@@ -276,6 +276,7 @@ async def test_a_long_conversation_announces_every_stub_once_and_keeps_the_code_
     with anyio.fail_after(30):
         async with CodeMode(catalog, isolation=isolation) as cm:
             state, results = await converse(cm, catalog, steps)
+            compact = set(state.compact)
             final = await cm.execute(
                 "return {name: await tools.describe(name) for name in " + repr(sorted(state.announced)) + "}", state
             )
@@ -285,7 +286,11 @@ async def test_a_long_conversation_announces_every_stub_once_and_keeps_the_code_
     assert len({name for name, _ in markers}) >= 6
     assert [marker for marker, count in Counter(markers).items() if count > 1] == []
     assert final.ok
-    assert final.announcement is None
+    assert compact
+    assert {name for name, _ in final.announced.new} == compact  # described: the tools seen as a line, in full
+    assert not final.announced.updated
+    assert not final.announced.seen
+    assert not state.compact
     assert isinstance(final.run.value, dict)
     assert {name: stub_hash(str(stub)) for name, stub in final.run.value.items()} == state.announced
     kinds = Counter(

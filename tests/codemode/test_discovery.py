@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 from typing import TYPE_CHECKING
@@ -67,7 +68,8 @@ async def test_a_state_round_trips_through_json() -> None:
                 "get_weather": "064dc0459e41",
                 "math.factorial": "46d0c1dd9909",
                 "my-tool": "69e4f10b94d7",
-            }
+            },
+            "compact": ["get_time", "get_weather", "my-tool"],
         }
     )
     assert DiscoveryState.from_json(data) == state
@@ -161,7 +163,7 @@ async def test_a_tool_is_announced_once_per_state() -> None:
         again = await run(cm, first, 'await tools.search("weather forecast", max_results=1)')
         other = await run(cm, second, 'await tools.search("weather forecast", max_results=1)')
 
-    assert [name for name, _ in announced.announced.new] == ["get_weather"]
+    assert [name for name, _, _ in announced.announced.seen] == ["get_weather"]
     assert again.announcement is None
     assert other.announcement == announced.announcement
 
@@ -376,3 +378,154 @@ async def test_a_conversation_continues_on_another_code_mode_from_its_history() 
 
     assert again.announcement is None
     assert [name for name, _ in fresh.announced.new] == ["get_time"]
+
+
+def shared_type_catalog() -> Catalog:
+    """Two tools whose parameters share one named object type, and one tool with a type of its own."""
+    address: JsonObject = {
+        "type": "object",
+        "title": "Address",
+        "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        "required": ["city"],
+    }
+    catalog = Catalog()
+    for name in ("ship_parcel", "bill_customer"):
+        catalog.add(
+            name=name,
+            description=f"Do {name.replace('_', ' ')} to an address. Long details follow here.",
+            parameters={"type": "object", "properties": {"to": address}, "required": ["to"]},
+            handler=lambda to: to,
+        )
+    catalog.add(
+        name="find_parcels",
+        description="Find parcels.",
+        parameters={
+            "type": "object",
+            "properties": {"status": {"enum": ["sent", "lost"]}, "n": {"type": "integer", "default": 10}},
+            "required": ["status"],
+        },
+        handler=lambda status, n=10: [],
+    )
+    return catalog
+
+
+async def test_a_tool_only_found_is_one_line_and_a_tool_used_is_its_full_stub() -> None:
+    """Search hits are announced as one signature line each; the tool the code called gets its full stub."""
+    async with CodeMode(shared_type_catalog(), isolation="inline") as cm:
+        result = await run(
+            cm,
+            cm.new_state(),
+            'await tools.search("parcels address", max_results=3)\nawait tools.describe("ship_parcel")',
+        )
+
+    assert result.announced.summary() == snapshot("1 new: ship_parcel; 2 seen: find_parcels, bill_customer")
+    assert result.announcement == snapshot('''\
+<tools-discovered>
+Tools discovered in the last `code` run, now callable as `await tools.<name>(...)` (keyword arguments) in later runs:
+
+# new tool: ship_parcel [07b2e04b606f]
+class Address(TypedDict):
+    street: NotRequired[str]
+    city: str
+
+
+async def ship_parcel(*, to: Address) -> Any:
+    """Do ship parcel to an address. Long details follow here."""
+    ...
+
+
+# Found by search, shown as one line each; calling one or `tools.describe(name)` gives its full stub:
+async def find_parcels(*, status: Literal["sent", "lost"], n: int = 10) -> Any: """Find parcels."""  # [28bda82ee7e6]
+async def bill_customer(*, to: Address) -> Any: """Do bill customer to an address."""  # [2f8b76374f53]
+</tools-discovered>\
+''')
+    ast.parse((result.announcement or "").split("\n", 2)[2].removesuffix("</tools-discovered>"))
+
+
+async def test_a_tool_seen_as_a_line_is_announced_in_full_once_it_is_used() -> None:
+    """Calling a tool the model saw only as a line announces its full stub; using it again announces nothing."""
+    async with CodeMode(shared_type_catalog(), isolation="inline") as cm:
+        state = cm.new_state()
+        found = await run(cm, state, 'await tools.search("find parcels status", max_results=1)')
+        used = await run(cm, state, 'await tools.find_parcels(status="lost")')
+        again = await run(cm, state, 'await tools.find_parcels(status="sent")')
+
+    assert found.announced.summary() == snapshot("1 seen: find_parcels")
+    assert used.announced.summary() == snapshot("1 new: find_parcels")
+    assert again.announcement is None
+    assert state.compact == set()
+
+
+async def test_a_type_shared_by_tools_is_written_once_per_conversation() -> None:
+    """Two tools of one announcement share one `Address` class; a later tool with it refers to it by name."""
+    async with CodeMode(shared_type_catalog(), isolation="inline") as cm:
+        state = cm.new_state()
+        both = await run(cm, state, 'await tools.describe("ship_parcel")\nawait tools.describe("bill_customer")')
+        state_after_first = dataclasses.replace(state, types=dict(state.types))
+        other = cm.new_state()
+        await run(cm, other, 'await tools.describe("ship_parcel")')
+        later = await run(cm, other, 'await tools.describe("bill_customer")')
+
+    assert (both.announcement or "").count("class Address(TypedDict") == 1
+    assert list(state_after_first.types) == ["Address"]
+    assert "class Address" not in (later.announcement or "")
+    assert "to: Address" in (later.announcement or "")
+
+
+async def test_a_state_rebuilt_from_history_makes_the_same_announcement_decisions() -> None:
+    """Lines, full stubs and types read back from the history lead to the same next announcement as the live state."""
+    codes = [
+        'await tools.search("parcels address", max_results=3)',
+        'await tools.describe("ship_parcel")',
+        'await tools.bill_customer(to={"city": "Oslo"})',
+    ]
+    async with CodeMode(shared_type_catalog(), isolation="inline") as cm:
+        live = cm.new_state()
+        history: list[str] = []
+        for code in codes[:2]:
+            result = await run(cm, live, code)
+            history += [result.text, result.announcement or ""]
+        rebuilt = DiscoveryState.from_history(history)
+        assert rebuilt == live
+        assert live.compact == {"bill_customer", "find_parcels"}
+        assert live.types == {"Address": rebuilt.types["Address"]}
+        from_live = await run(cm, live, codes[2])
+        from_rebuilt = await run(cm, rebuilt, codes[2])
+
+    assert from_live.announcement == from_rebuilt.announcement
+    assert from_live.announced.summary() == snapshot("1 new: bill_customer")
+    assert "class Address" not in (from_live.announcement or "")
+    assert rebuilt == live
+
+
+async def test_a_changed_tool_seen_only_as_a_line_is_announced_again_as_a_line() -> None:
+    """A definition change re-announces a tool in the form the model saw it: a line stays a line."""
+    catalog = shared_type_catalog()
+    async with CodeMode(catalog, isolation="inline") as cm:
+        state = cm.new_state()
+        await run(cm, state, 'await tools.search("find parcels status", max_results=1)')
+        changed(catalog, "find_parcels", "Find parcels, newest first.")
+        result = await run(cm, state, "return 1")
+
+    assert result.announced.summary() == snapshot("1 seen: find_parcels")
+    assert '"""Find parcels, newest first."""' in (result.announcement or "")
+    assert state.compact == {"find_parcels"}
+    assert DiscoveryState.from_history([result.announcement or ""]).announced == state.announced
+
+
+async def test_a_state_with_lines_and_types_round_trips_through_json() -> None:
+    """`compact` and `types` are written only when set, sorted, and read back; malformed ones are refused."""
+    async with CodeMode(shared_type_catalog(), isolation="inline") as cm:
+        state = cm.new_state()
+        await run(
+            cm, state, 'await tools.search("parcels address", max_results=3)\nawait tools.describe("ship_parcel")'
+        )
+
+    data = json.loads(json.dumps(state.to_json()))
+    assert data["compact"] == ["bill_customer", "find_parcels"]
+    assert list(data["types"]) == ["Address"]
+    assert DiscoveryState.from_json(data) == state
+    with pytest.raises(TypeError):
+        DiscoveryState.from_json({"compact": "find_parcels"})
+    with pytest.raises(TypeError):
+        DiscoveryState.from_json({"types": ["Address"]})

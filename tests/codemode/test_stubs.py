@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from codemode import Catalog
 from codemode._naming import portable_alias
-from codemode.stubs import parameter_names, render_signature, render_stub
+from codemode.stubs import parameter_names, render_line, render_signature, render_stub
 from codemode.tools import Tool
 
 if TYPE_CHECKING:
@@ -634,5 +634,30 @@ def test_every_dataset_definition_renders_a_parsable_deterministic_stub() -> Non
             ast.parse(stub)
             assert render_stub(tool) == stub
             ast.parse(f"async def {render_signature(tool)}: ...")
+            line = render_line(tool)
+            assert "\n" not in line
+            ast.parse(line)
             count += 1
     assert count > 4000
+
+
+def test_a_one_line_stub_has_every_parameter_its_return_type_and_the_first_sentence() -> None:
+    """The line a search hit is announced as: names, types, defaults of optional parameters, the first sentence."""
+    tool = make_tool(
+        obj(
+            {"city": {"type": "string"}, "days": {"type": "integer", "default": 3}, "units": {"enum": ["C", "F"]}},
+            ["city"],
+        ),
+        description="Get the forecast, e.g. for tomorrow. Costs one credit.\n\nMore details.",
+        returns={"type": "array", "items": {"type": "number"}},
+    )
+    assert render_line(tool) == snapshot(
+        'async def get_weather(*, city: str, days: int = 3, units: Literal["C", "F"] | None = None) -> list[float]: '
+        '"""Get the forecast, e.g. for tomorrow."""'
+    )
+    assert render_line(make_tool({}, description="")) == snapshot("async def get_weather() -> Any: ...")
+    assert render_line(make_tool({}, description='Say """hi""" \\ now')) == snapshot(
+        'async def get_weather() -> Any: """Say \\"\\"\\"hi\\"\\"\\" \\\\ now"""'
+    )
+    for text in (render_line(tool), render_line(make_tool({}, description='Say """hi""" \\ now'))):
+        ast.parse(text)

@@ -48,11 +48,11 @@ MiB = 1024 * 1024
 MAX_MESSAGE = 2000
 """Characters an error message may have: the model reads it."""
 MAX_ERROR_TEXT = 64 * 1024
-"""Characters of error message plus traceback a run may hand back (the default printed-output cap)."""
+"""Characters of error message plus traceback a run may hand back."""
 SECRET_NAME = "SANDBOX_TEST_SECRET"
 """The host environment variable that conftest's `host_secret` fixture fills."""
 
-QUICK = Limits(timeout=5.0, operations=300_000, output=10_000, max_size=1_000_000)
+QUICK = Limits(timeout=5.0, operations=300_000, output=10_000, flood=10_000, max_size=1_000_000)
 """Most cases: an operation budget ends loops in milliseconds; `max_size` is 1,000,000; the wall clock is a
 backstop generous enough for a loaded machine."""
 WALL = Limits(timeout=1.0, operations=10**12, max_size=1_000_000)

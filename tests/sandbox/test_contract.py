@@ -53,9 +53,14 @@ def test_public_names_are_pinned() -> None:
 
 
 def test_limits_have_the_documented_defaults() -> None:
-    """Defaults: 30 s, 256 MiB, 64 KiB output, 1,000 calls, 32 in flight, 256 KiB source, 1 MiB result."""
+    """Defaults: 30 s, 256 MiB, 1 MiB output kept of 8 MiB printed, 1,000 calls (32 at once), 256 KiB code, 1 MiB."""
     limits = Limits()
-    assert (limits.timeout, limits.memory, limits.output) == (30.0, 256 * 1024 * 1024, 64 * 1024)
+    assert (limits.timeout, limits.memory, limits.output, limits.flood) == (
+        30.0,
+        256 * 1024 * 1024,
+        1024**2,
+        8 * 1024**2,
+    )
     assert (limits.calls, limits.concurrent_calls) == (1000, 32)
     assert (limits.source, limits.result) == (256 * 1024, 1024 * 1024)
     assert Limits.from_json(limits.to_json()) == limits
@@ -582,16 +587,28 @@ async def test_a_timed_out_run_cancels_its_host_calls(sb: Sandbox) -> None:
 
 
 @both
-async def test_output_over_the_limit_is_cut_with_a_visible_marker(sb: Sandbox) -> None:
-    """Printing past `Limits.output` stops the run with `output_limit` and a marker at the end of stdout."""
+async def test_output_over_the_limit_is_cut_in_its_middle_and_the_run_goes_on(sb: Sandbox) -> None:
+    """Printing past `Limits.output` keeps the head and the tail with a count of what was cut; the run returns."""
     limits = Limits(timeout=5.0, output=1000)
-    result = await sb.run("while True:\n    print('#' * 50)", limits=limits)
+    result = await sb.run("for i in range(1000):\n    print(f'{i:04}' + '#' * 45)\nreturn 'done'", limits=limits)
+    assert (result.error, result.value) == (None, "done")
+    lines = result.stdout.split("\n")
+    head, marker, tail = lines[:10], lines[10], result.stdout[-500:]
+    assert head == [f"{i:04}" + "#" * 45 for i in range(10)]
+    assert marker == "[... 49,000 characters cut ...]"
+    assert tail.endswith("0999" + "#" * 45 + "\n")
+    assert len(result.stdout) == 1000 + len(marker) + 1
+
+
+@both
+async def test_a_flood_of_output_stops_the_run_keeping_what_was_printed_first(sb: Sandbox) -> None:
+    """Printing past `Limits.flood` in all stops the run with `output_limit`; the head of the output is kept."""
+    limits = Limits(timeout=5.0, output=1000, flood=100_000)
+    result = await sb.run("print('first')\nwhile True:\n    print('#' * 50)", limits=limits)
     assert result.error is not None
     assert result.error.kind == "output_limit"
-    assert len(result.stdout) <= 1000 + 200
-    kept, marker = result.stdout[:900], result.stdout[-100:]
-    assert set(kept) <= {"#", "\n"}
-    assert any(c.isalpha() for c in marker), marker
+    assert result.stdout.startswith("first\n####")
+    assert len(result.stdout) <= 1000 + 100
 
 
 # -- lifecycle and workers ---------------------------------------------------------------------------------------

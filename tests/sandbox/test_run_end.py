@@ -77,7 +77,7 @@ async def test_a_budget_stop_the_code_catches_still_ends_the_run(isolation: str)
 
 
 async def test_a_stop_the_code_catches_and_replaces_with_its_own_error_still_ends_the_run() -> None:
-    """Code that catches the output limit's stop and raises its own error gets the output limit."""
+    """Code that catches the output flood's stop and raises its own error gets the output limit."""
     code = dedent(
         """
         try:
@@ -87,7 +87,7 @@ async def test_a_stop_the_code_catches_and_replaces_with_its_own_error_still_end
             raise ValueError("all is well")
         """
     )
-    async with Sandbox(limits=Limits(timeout=10.0, output=1_000), isolation="inline") as sb:
+    async with Sandbox(limits=Limits(timeout=10.0, output=1_000, flood=1_000), isolation="inline") as sb:
         result = await sb.run(code)
     assert result.error is not None
     assert (result.error.kind, result.error.message) == ("output_limit", output_message(1_000))

@@ -476,7 +476,12 @@ class Conversation:
 
 
 async def converse(
-    model: Model, cm: CodeMode, conversation: Conversation, *, placement: Placement = "user", max_requests: int = 99
+    model: Model,
+    cm: CodeMode,
+    conversation: Conversation,
+    *,
+    placement: Placement = "tool_result",
+    max_requests: int = 99,
 ) -> Conversation:
     """Request, run each `code` call, write the outcomes back; stop at a final answer or `max_requests`."""
     wire = conversation.wire
@@ -538,7 +543,7 @@ def system_of(provider: str, body: dict[str, Any]) -> str:
 
 
 async def full_run(
-    provider: str, *, stream: bool, placement: Placement = "user", max_requests: int = 99
+    provider: str, *, stream: bool, placement: Placement = "tool_result", max_requests: int = 99
 ) -> tuple[Conversation, FakeServer]:
     """A fresh conversation through the provider's SDK model and fake server."""
     server = fake_server(provider)
@@ -570,11 +575,17 @@ def assert_prefix_stable(provider: str, bodies: list[dict[str, Any]]) -> None:
 
 
 _NEW_TOOL = re.compile(r"^# new tool: (\S+) \[", re.MULTILINE)
+_SEEN_TOOL = re.compile(r"^async def (\w+)\(.*  # \[[0-9a-f]{12}\](?: (.+))?$", re.MULTILINE)
 
 
 def announced_names(texts: list[str]) -> list[str]:
     """Names of the tools announced as new in these texts, as often as they are announced."""
     return [name for text in texts for name in _NEW_TOOL.findall(text)]
+
+
+def seen_names(texts: list[str]) -> list[str]:
+    """Names of the tools announced as one line (found, not used) in these texts, as often as they are announced."""
+    return [name or alias for text in texts for alias, name in _SEEN_TOOL.findall(text)]
 
 
 Resumed = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]

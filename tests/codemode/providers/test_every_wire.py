@@ -26,6 +26,7 @@ from provider_fakes import (
     make_model,
     prompt_json,
     responses_usage,
+    seen_names,
 )
 
 from codemode import DiscoveryState
@@ -67,11 +68,14 @@ async def test_a_long_conversation_keeps_every_request_a_prefix_of_the_next(
 async def test_each_stub_is_announced_exactly_once_and_the_history_rebuilds_the_state(
     every_run: dict[str, dict[bool, tuple[Conversation, FakeServer]]], provider: str, stream: bool
 ) -> None:
-    """Every announced tool appears once in the final history; the state read back equals the live one."""
+    """Every announced tool appears once in each form in the final history; the state read back equals the live one."""
     conversation, _ = every_run[provider][stream]
     texts = conversation.wire.history_texts(conversation.messages)
-    names = announced_names(texts)
-    assert len(names) == len(set(names)) == len(conversation.state.announced) >= 10
+    names, lines = announced_names(texts), seen_names(texts)
+    assert len(names) == len(set(names))
+    assert len(lines) == len(set(lines))
+    assert set(names) | set(lines) == conversation.state.announced.keys()
+    assert len(conversation.state.announced) >= 10
     assert DiscoveryState.from_history(texts) == conversation.state
 
 
