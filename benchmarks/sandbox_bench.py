@@ -308,7 +308,7 @@ async def open_ours(isolation: str, stack: contextlib.AsyncExitStack, report: Re
     name = f"sandbox {isolation}" + (" (warm pool)" if isolation == "process" else "")
     limits = Limits(concurrent_calls=100)  # the default 32 in flight would make the gather case 4 waves
     start = time.perf_counter()
-    sandbox = await stack.enter_async_context(Sandbox(isolation=isolation, limits=limits, workers=2))  # type: ignore[arg-type]
+    sandbox = await stack.enter_async_context(Sandbox(isolation=isolation, limits=limits, max_runs=2))  # type: ignore[arg-type]
     first = await sandbox.run(TRIVIAL)
     assert first.ok, first.error
     report.extras.append((f"{name}: start-up (enter + first run)", fmt(time.perf_counter() - start)))

@@ -6,7 +6,7 @@ check would not be stopped at all. Every `_INTERVAL` seconds the watcher halts e
 its deadline: the run stops at its next tick. It reads and halts only the runs' budgets, never the code's
 objects, and the thread is started once, for the first run: back-to-back runs add and discard a set entry each.
 With no run in progress for `_IDLE_TURNS` turns it sleeps until one starts. A process worker needs none: its
-host kills it 1 s past its deadline (`sandbox._process`).
+host kills it 1 s past its deadline (`sandbox.host.process`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The sandbox's public contract: host functions, JSON-only crossings, errors as results, limits, workers."""
+"""The sandbox's public contract: host functions, JSON-only crossings, errors as results, limits, run processes."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from sandbox._hostcall import HostFailure
 
 if TYPE_CHECKING:
     from sandbox import HostFunction
+    from sandbox.host.process import RunProcess
 
 ISOLATIONS = ["inline", "process"]
 both = pytest.mark.parametrize("isolation", ISOLATIONS)
@@ -594,7 +595,7 @@ async def test_output_over_the_limit_is_cut_with_a_visible_marker(sb: Sandbox) -
     assert any(c.isalpha() for c in marker), marker
 
 
-# -- lifecycle and workers ---------------------------------------------------------------------------------------
+# -- lifecycle and run processes -------------------------------------------------------------------------------------
 
 
 @both
@@ -621,9 +622,9 @@ BREACHES = {
 
 
 @pytest.mark.parametrize(("code", "limits", "kinds"), BREACHES.values(), ids=BREACHES.keys())
-async def test_a_run_after_a_breached_worker_works(code: str, limits: Limits, kinds: set[str]) -> None:
-    """A worker killed by a breach is replaced: the same one-worker pool runs the next script normally."""
-    async with Sandbox(isolation="process", workers=1, limits=Limits(memory=128 * 1024 * 1024)) as sb:
+async def test_a_run_after_a_breached_run_works(code: str, limits: Limits, kinds: set[str]) -> None:
+    """A process killed by a breach ends only its run: the same sandbox, one run at a time, runs the next normally."""
+    async with Sandbox(isolation="process", max_runs=1, limits=Limits(memory=128 * 1024 * 1024)) as sb:
         breach = await sb.run(code, limits=limits)
         assert breach.error is not None
         assert breach.error.kind in kinds, breach.error
@@ -652,17 +653,26 @@ def _descendants(pid: int) -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-async def test_sequential_runs_reuse_warm_workers() -> None:
-    """Thirty sequential runs all succeed on the same worker processes, none spawned per run."""
-    async with Sandbox(isolation="process", workers=2) as sb:
-        first = await sb.run("return 0")
-        assert first.value == 0
-        before = _descendants(os.getpid())
-        assert before
+async def test_each_run_gets_a_process_no_other_run_used_and_none_outlives_the_sandbox() -> None:
+    """Thirty sequential runs report thirty different process ids; after the sandbox closes no process is left."""
+    before = _descendants(os.getpid())
+    pids: set[int] = set()
+    sb = Sandbox(isolation="process", max_runs=2)
+    assert sb._template is not None
+    take = sb._template.take
+
+    async def taken(memory: int | None = None) -> RunProcess:
+        child = await take(memory)
+        pids.add(child.pid)
+        return child
+
+    sb._template.take = taken  # type: ignore[method-assign]  # records each run's process
+    async with sb:
         for i in range(30):
             result = await sb.run(f"return {i} * 2")
             assert result.value == i * 2
-        assert _descendants(os.getpid()) == before
+        assert len(pids) == 30
+    assert _descendants(os.getpid()) - before == set()
 
 
 @both
