@@ -28,7 +28,8 @@ class Limits:
     timeout: float = 30.0
     """Wall-clock seconds for the whole run, host calls included."""
     memory: int = 256 * 1024 * 1024
-    """Bytes of address space a worker process may add (process isolation only)."""
+    """Bytes of address space a run's process may add to the template's; inline, resident bytes the host process
+    may grow by during the run (sampled, so one C call allocating at once is not bounded). 0: no limit."""
     output: int = 64 * 1024
     """Characters of printed output kept; more is cut with a visible marker and the run stops."""
     calls: int = 1000
@@ -58,6 +59,11 @@ class Limits:
 
 
 _FIELDS = tuple(field.name for field in fields(Limits))
+
+
+def memory_message() -> str:
+    """What a run stopped for using more memory than `Limits.memory` is told."""
+    return "the code used more memory than its limit; build smaller values or process the data in pieces"
 
 
 def timeout_message(seconds: float, where: str = "") -> str:
