@@ -688,3 +688,54 @@ async def test_runs_on_one_sandbox_may_overlap(sb: Sandbox) -> None:
         for i in range(6):
             tg.start_soon(one, i)
     assert results == {i: i for i in range(6)}
+
+
+async def test_runs_over_the_cap_wait_their_turn() -> None:
+    """With `max_runs=2`, five runs waiting on a host function are never more than two at once, and all finish."""
+    inside = peak = 0
+
+    async def hold() -> int:
+        nonlocal inside, peak
+        inside += 1
+        peak = max(peak, inside)
+        await anyio.sleep(0.05)
+        inside -= 1
+        return 1
+
+    async with Sandbox(isolation="process", max_runs=2) as sb:
+        results: list[object] = []
+
+        async def one() -> None:
+            results.append((await sb.run("return await hold()", functions={"hold": hold})).value)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(5):
+                group.start_soon(one)
+    assert (results, peak) == ([1] * 5, 2)
+
+
+@pytest.mark.process
+async def test_by_default_64_runs_wait_on_their_host_functions_at_once() -> None:
+    """64 runs each waiting until all 64 are waiting: with the default cap they meet, each in a process of its own."""
+    arrived = 0
+    everyone = anyio.Event()
+
+    async def meet() -> str:
+        nonlocal arrived
+        arrived += 1
+        if arrived == 64:
+            everyone.set()
+        with anyio.fail_after(30):
+            await everyone.wait()
+        return "met"
+
+    async with Sandbox(limits=Limits(timeout=40.0)) as sb:
+        results: list[object] = []
+
+        async def one() -> None:
+            results.append((await sb.run("return await meet()", functions={"meet": meet})).value)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(64):
+                group.start_soon(one)
+    assert results == ["met"] * 64
