@@ -1,12 +1,13 @@
-"""The worker's side of confinement: it puts up each layer on itself, once, after warming up.
+"""The sandbox's side of confinement: the template puts up each layer on itself once, each run process its own.
 
-`probe_kernel` runs first of all, before the worker lowers its resource limits (both libraries find libc with
-`ctypes.util.find_library`, which starts `ldconfig` and may write a temporary file: a worker that may start no
-process and write no file could not). `enclose` runs before the event loop exists (the fds, `no_new_privs`,
-namespaces, the uid, Landlock) and `seal` inside it, last, once the loop's own descriptors are open (seccomp, which
-forbids making any more). A layer the platform lacks is reported with the reason, never fatal: the worker runs
-with the others. Nothing here is undone; a confined process stays confined until it exits. Only the worker
-imports this module.
+`probe_kernel` runs first of all in the template, before it lowers its resource limits (both libraries find libc
+with `ctypes.util.find_library`, which starts `ldconfig` and may write a temporary file: a process that may start
+no process and write no file could not). The template runs `enclose` (the fds, `no_new_privs`, namespaces, the
+uid, Landlock) and `seal_template` (its seccomp filter, which still lets it fork). Each run process, right after
+its fork, runs `enclose_child` (only its pipes, no process, a Landlock domain of its own) and, inside its event
+loop once the loop's own descriptors are open, `seal_child` (the full seccomp filter). A layer the platform lacks
+is reported with the reason, never fatal. Nothing here is undone; a confined process stays confined until it
+exits. Only the template and run processes import this module.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
-"""The worker's seccomp filter: an allow-list of the system calls its loop needs; every other call fails `EPERM`.
+"""The seccomp filters: a run process's allow-list of the calls its loop needs, and the template's; the rest `EPERM`.
 
 The list covers CPython's interpreter and allocator, asyncio's epoll loop with its self-pipe, reads and writes
 on descriptors the worker already holds, clocks, random bytes, its own signals and resource limits, and exit.
 It has no call that names a path (`open`, `stat`, `execve`...), makes a descriptor (`socket`, `pipe`, `dup`),
 a process or thread (`fork`, `clone`), or reaches another process (`kill`, `ptrace`, `process_vm_*`): the
-calls that act on a process are allowed only on the worker itself. Refusals are `EPERM` rather than a kill,
-so escaped code gets a `PermissionError` and the run a clear result, and the host never waits on a dead pipe.
+calls that act on a process are allowed only on the run process itself. Refusals are `EPERM` rather than a
+kill, so escaped code gets a `PermissionError` and the run a clear result, and the host never waits on a dead
+pipe. The template's filter (`build_template`) is that list plus forking and reaping run processes and what a run
+process does before its own filter is stacked on it.
 """
 
 from __future__ import annotations
