@@ -42,6 +42,8 @@ SPARES = 2
 """Run processes forked ahead of the runs that will take them."""
 _START_TIMEOUT = 30.0
 _MAX_MESSAGE = 4096
+_GRACE = 2.0
+"""Seconds a closing template is given to reap its run processes before it is killed."""
 
 
 class Template:
@@ -277,7 +279,7 @@ class Template:
             for child in list(self._children.values()):
                 await child.kill()
             if self._link is not None:
-                await self._link.close()
+                await self._link.close(graceful=True)
         self._receive.close()
 
     @property
@@ -312,14 +314,21 @@ class _Link:
             return message if isinstance(message, dict) else {}
         return None
 
-    async def close(self) -> None:
-        """Kill this template alone (its run processes live on); bounded and shielded, and only once."""
+    async def close(self, *, graceful: bool = False) -> None:
+        """Kill this template alone (its run processes live on); bounded and shielded, and only once.
+
+        `graceful`: close its control socket first and give it a moment to kill and reap the run processes it
+        still has, so none is left for init to reap.
+        """
         if self.dead.is_set():
             return
         self.dead.set()
         with anyio.CancelScope(shield=True), anyio.move_on_after(5.0):
             anyio.notify_closing(self.control)
             self.control.close()
+            if graceful:
+                with anyio.move_on_after(_GRACE):
+                    await self.process.wait()
             if self.process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.process.pid, signal.SIGKILL)

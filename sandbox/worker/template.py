@@ -8,7 +8,8 @@ process's collections do not copy the template's pages), says `ready` and then s
 arrives with the run's two pipe ends attached (`SCM_RIGHTS`). It forks while it has one thread only; the child
 closes the control socket and every other descriptor but its pipes at once, adds its own layers
 (`sandbox._confine_apply.enclose_child`), and serves its run (`sandbox.worker.main.Worker`). The template watches
-each child through a pidfd, reaps it when it exits and tells the host its status.
+each child through a pidfd, reaps it when it exits and tells the host its status; when the host closes the
+control socket it kills and reaps the children left, then exits.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import os
 import resource
 import select
+import signal
 import socket
 import sys
 import threading
@@ -105,7 +107,18 @@ class Template:
                 if fd != self.control.fileno():
                     self.reap(fd)
                 elif not self.request():
+                    self.end_children()
                     return
+
+    def end_children(self) -> None:
+        """The host is gone or done: kill every child left and reap it, so none outlives the template unreaped."""
+        for pidfd, pid in list(self.children.items()):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+            os.close(pidfd)
+        self.children.clear()
 
     def request(self) -> bool:
         """Serve one control message; False once the host has closed the socket."""
