@@ -278,8 +278,9 @@ class Worker:
             self.loop_queues = (ready, timers)
         os.set_blocking(self.inbound, False)
         self.finished = loop.create_future()
-        loop.add_reader(self.inbound, self.readable)
         seal_child(self.missing)  # last: from here on the process can make no descriptor, process or connection
+        await _prewarm()
+        loop.add_reader(self.inbound, self.readable)
         self.send({"t": "ready", "pid": os.getpid(), "missing": self.missing})
         try:
             await self.finished
@@ -296,6 +297,19 @@ _BATCH_BYTES = 1 << 16
 _MAX_BLOCK_MS = 1000
 """The longest `wait_here` blocks at once when no timer is pending (the host's own deadline kills a stuck run)."""
 _RUN_OVER = "the run that made this call is over; code left running after a run ends cannot call the host"
+
+
+async def _prewarm() -> None:
+    """One trivial run before `ready`: the pages a run writes are copied from the template's now, not in the run."""
+    await run_code(_PREWARM, limits=Limits(), bridge=_no_host, functions={"f": None})
+
+
+async def _no_host(call: Call) -> JsonValue:
+    raise HostFailure("RuntimeError", "no host functions before the run")
+
+
+_PREWARM = "try:\n    await f(x=1)\nexcept Exception:\n    pass\nreturn 1"
+"""A trivial run with one host call (refused): the paths nearly every run takes."""
 
 
 def _done_frame(run_id: object, result: RunResult) -> bytes:
