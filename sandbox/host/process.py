@@ -44,6 +44,8 @@ class RunProcess:
     """One run's process, forked by the template, and the host's ends of its two pipes (non-blocking)."""
 
     def __init__(self, pid: int, pidfd: int | None, *, to_child: int, from_child: int) -> None:
+        for fd in (to_child, from_child):
+            os.set_blocking(fd, False)
         self.pid = pid
         self.pidfd = pidfd
         """The process, held so a signal never reaches another one that got its pid (None: it was gone already)."""
@@ -57,17 +59,6 @@ class RunProcess:
         """The timer for the run's deadline."""
         self.on_close: Callable[[int], object] | None = None
         """Called with the pid when the host is done with the process (the template's handle forgets it)."""
-
-    @classmethod
-    def adopt(cls, pid: int, *, to_child: int, from_child: int) -> RunProcess:
-        """The host's handle on a process the template just forked, with the host's ends of its pipes."""
-        for fd in (to_child, from_child):
-            os.set_blocking(fd, False)
-        try:
-            pidfd: int | None = os.pidfd_open(pid)
-        except OSError:  # gone already (it crashed at start): its pipe says so
-            pidfd = None
-        return cls(pid, pidfd, to_child=to_child, from_child=from_child)
 
     def alive(self) -> bool:
         """Whether the process is still there (its pidfd is readable once it has exited)."""

@@ -2,8 +2,9 @@
 
 The template is spawned with one end of a Unix `SOCK_SEQPACKET` socket pair as its stdin. To get a run process,
 the host makes the run's two pipes and sends the child's ends with a `fork` request (`SCM_RIGHTS`), so the run's
-pipes never pass through anything but the host and that one child; the template answers with the child's pid
-and later with its exit status, once it has reaped it. A few run processes are forked ahead (`spares`) and
+pipes never pass through anything but the host and that one child; the template answers with the child's pid and
+a pidfd of it (opened before the child can have been reaped, so a kill never reaches a process that reused the
+pid), and later with its exit status, once it has reaped it. A few run processes are forked ahead (`spares`) and
 refilled in the background, so a run never waits for a fork unless more runs start at once than there are
 spares. A template that dies is started again; run processes it had forked live on and finish their runs.
 """
@@ -11,6 +12,7 @@ spares. A template that dies is started again; run processes it had forked live 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -183,17 +185,18 @@ class Template:
                 await reply[0].wait()  # set by the reply, or with no pid when the template dies
             if not reply[1]:
                 raise _TemplateDied
-            if reply[1][0] <= 0:
+            if reply[1][0] <= 0 or reply[1][1] < 0:
                 raise SandboxError("the sandbox's template process could not fork a run process (out of processes?)")
         except BaseException:
-            os.close(to_child)
-            os.close(from_child)
+            for fd in (to_child, from_child, *reply[1][1:]):
+                if fd >= 0:
+                    os.close(fd)
             raise
         finally:
             del self._forks[fork_id]
-        child = RunProcess.adopt(reply[1][0], to_child=to_child, from_child=from_child)
+        child = RunProcess(reply[1][0], reply[1][1], to_child=to_child, from_child=from_child)
         self._children[child.pid] = child
-        child.on_close = self._children.pop
+        child.on_close = functools.partial(self._forget, child)
         try:
             await child.handshake(self.confinement)
         except BaseException:
@@ -237,14 +240,14 @@ class Template:
         link = _Link(process, host, workdir)
         try:
             with anyio.fail_after(_START_TIMEOUT):
-                message = await link.read()
+                got = await link.read()
         except TimeoutError:
             await link.close()
             raise SandboxError(f"the sandbox's template process was not ready within {_START_TIMEOUT:g} s") from None
         except BaseException:
             await link.close()
             raise
-        if message is None or message.get("t") != "ready":
+        if got is None or got[0].get("t") != "ready":
             await link.close()
             raise SandboxError(
                 "the sandbox's template process exited before it was ready; is `Limits.memory` too small for Python?"
@@ -253,15 +256,24 @@ class Template:
         assert self._tasks is not None
         self._tasks.start_soon(self._listen, link)
 
+    def _forget(self, child: RunProcess, pid: int) -> None:
+        """The host is done with `child`: its pid no longer names it (a later child may get the same one)."""
+        if self._children.get(pid) is child:
+            del self._children[pid]
+
     async def _listen(self, link: _Link) -> None:
-        """Read the template's replies until it dies: forked pids to their requests, exit statuses to children."""
+        """Read the template's replies until it dies: forked pids (with a pidfd) to their requests, exit statuses."""
         try:
-            while (message := await link.read()) is not None:
-                if message.get("t") == "forked" and (waiting := self._forks.get(int(message["id"]))) is not None:
-                    waiting[1].append(int(message["pid"]))
+            while (got := await link.read()) is not None:
+                message, fds = got
+                waiting = self._forks.get(int(message["id"])) if message.get("t") == "forked" else None
+                if waiting is not None and not waiting[0].is_set():
+                    waiting[1].extend([int(message["pid"]), fds.pop() if len(fds) == 1 else -1])
                     waiting[0].set()
                 elif message.get("t") == "exited" and (child := self._children.get(int(message["pid"]))) is not None:
                     child.exited(int(message["status"]))
+                for fd in fds:  # a pidfd nobody waits for any more
+                    os.close(fd)
         except (ValueError, TypeError, KeyError):
             pass  # the template never sends these; one that does is broken, and dealt with as dead
         finally:
@@ -298,20 +310,22 @@ class _Link:
         self.dead = anyio.Event()
         """Set once the template is gone (or being killed): no more fork is asked of it."""
 
-    async def read(self) -> dict[str, Any] | None:
-        """The next control message from the template; None once it has closed its end."""
+    async def read(self) -> tuple[dict[str, Any], list[int]] | None:
+        """The next control message from the template and the descriptors with it; None once it has closed its end."""
         while not self.dead.is_set():
             try:
-                data = self.control.recv(_MAX_MESSAGE)
+                data, fds, _, _ = socket.recv_fds(self.control, _MAX_MESSAGE, 1)
             except BlockingIOError:
                 await anyio.wait_readable(self.control)
                 continue
             except OSError:
                 return None
             if not data:
+                for fd in fds:
+                    os.close(fd)
                 return None
             message = json.loads(data)
-            return message if isinstance(message, dict) else {}
+            return (message if isinstance(message, dict) else {}), fds
         return None
 
     async def close(self, *, graceful: bool = False) -> None:

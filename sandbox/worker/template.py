@@ -129,16 +129,19 @@ class Template:
         if message.get("t") == "fork" and len(fds) == 2:
             memory = message.get("memory")
             try:
-                pid = self.fork(fds[0], fds[1], memory if type(memory) is int else 0)
+                pid, pidfd = self.fork(fds[0], fds[1], memory if type(memory) is int else 0)
             except OSError:  # no more processes: the host hears it as pid 0 and tells the run why
-                pid = 0
-            self.send({"t": "forked", "id": message.get("id"), "pid": pid})
+                self.send({"t": "forked", "id": message.get("id"), "pid": 0})
+            else:  # the pidfd goes with the pid: the host signals the child through it, never by its pid
+                socket.send_fds(
+                    self.control, [json.dumps({"t": "forked", "id": message.get("id"), "pid": pid}).encode()], [pidfd]
+                )
         for fd in fds:
             os.close(fd)
         return True
 
-    def fork(self, inbound: int, outbound: int, memory: int) -> int:
-        """Fork a run process of `memory` bytes on these pipe ends; its pid (the child never returns from here)."""
+    def fork(self, inbound: int, outbound: int, memory: int) -> tuple[int, int]:
+        """Fork a run process of `memory` bytes on these pipe ends; its pid and pidfd (the child never returns)."""
         base = _mapped(self.statm)
         if threading.active_count() != 1:  # a fork with threads copies locks held by threads that do not follow
             raise RuntimeError("the template has more than one thread; it forks only with one")
@@ -148,7 +151,7 @@ class Template:
         pidfd = os.pidfd_open(pid)
         self.children[pidfd] = pid
         self.poller.register(pidfd, select.POLLIN)
-        return pid
+        return pid, pidfd
 
     def reap(self, pidfd: int) -> None:
         """A child exited: reap it and tell the host its status."""

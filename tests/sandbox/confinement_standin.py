@@ -44,7 +44,8 @@ def main() -> None:
             os._exit(0)
         for fd in fds:
             os.close(fd)
-        control.send(json.dumps({"t": "forked", "id": json.loads(data)["id"], "pid": pid}).encode())
+        reply = json.dumps({"t": "forked", "id": json.loads(data)["id"], "pid": pid}).encode()
+        socket.send_fds(control, [reply], [os.pidfd_open(pid)])
 
 
 if __name__ == "__main__":

@@ -39,8 +39,11 @@ def clear(path: str) -> None:
 
 def descriptors(pid: int) -> list[str]:
     """What each open descriptor of `pid` points at, in fd order, with pipe and socket numbers blanked."""
-    fds = sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
-    return [os.readlink(f"/proc/{pid}/fd/{fd}").split("[")[0] for fd in fds]
+    found = []
+    for fd in sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd")):
+        with contextlib.suppress(FileNotFoundError):  # closed since the listing
+            found.append(os.readlink(f"/proc/{pid}/fd/{fd}").split("[")[0])
+    return found
 
 
 async def test_a_default_sandbox_reports_its_layers_in_order() -> None:
@@ -82,8 +85,15 @@ async def test_a_run_process_and_its_template_run_under_every_layer_as_proc_show
         confined(child)
         confined(template)
         # stdio on /dev/null, the control socket, its own `statm`, and a pidfd per run process alive
-        await eventually(lambda: "pipe:" not in descriptors(template))  # a fork in progress holds the run's pipes
-        kept = descriptors(template)
+        seen: list[list[str]] = []
+
+        def settled() -> bool:
+            """No fork in progress (one holds the run's pipe ends for a moment) in the listing just read."""
+            seen.append(descriptors(template))
+            return "pipe:" not in seen[-1]
+
+        await eventually(settled)
+        kept = seen[-1]
         assert kept[:5] == [*["/dev/null"] * 3, "socket:", f"/proc/{template}/statm"]
         assert set(kept[5:]) <= {"anon_inode:"}
 

@@ -393,7 +393,7 @@ async def spawn_rogue(script: str, workdir: Path) -> tuple[RunProcess, Process]:
     process = await anyio.open_process([sys.executable, "-c", script], stdin=child_in, stdout=child_out, env=env)
     os.close(child_in)
     os.close(child_out)
-    return RunProcess.adopt(process.pid, to_child=to_child, from_child=from_child), process
+    return RunProcess(process.pid, os.pidfd_open(process.pid), to_child=to_child, from_child=from_child), process
 
 
 def _dispatcher(echo: Any) -> Dispatcher:
