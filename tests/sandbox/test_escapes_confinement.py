@@ -276,7 +276,7 @@ def check_workers(host_secret: str) -> None:
     for pid in workers:
         try:
             check_worker(Path(f"/proc/{pid}"), host_secret)
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):
             continue  # a run's process that ended meanwhile
 
 
