@@ -3,7 +3,7 @@
 Cases: a trivial script, a realistic 20-line script, 100 sequential host calls (async and sync host function),
 100 concurrent calls of a 50 ms host function under `asyncio.gather`, and a 100k-iteration loop. Contestants:
 plain `compile`+`exec` (async bodies run as an `async def` on the same loop), `Sandbox(isolation="inline")`,
-`Sandbox(isolation="process")` on a warm pool (start-up timed apart), smolagents `LocalPythonExecutor` (sync tools
+`Sandbox(isolation="process")`, a process per run (start-up timed apart), smolagents `LocalPythonExecutor` (sync tools
 only, no `await`) and pydantic-monty (`AsyncMonty`, one warm worker, one session reused with its suspension cap
 raised). A peer that is not installed is skipped with a note. Every contestant's value is checked against the
 floor's. Each cell runs one warm-up, then up to `--repeat` timed runs within a `--budget` of seconds (at least
@@ -305,7 +305,7 @@ async def bench_cases(contestants: list[Any], report: Report, args: argparse.Nam
 
 
 async def open_ours(isolation: str, stack: contextlib.AsyncExitStack, report: Report) -> Ours:
-    name = f"sandbox {isolation}" + (" (warm pool)" if isolation == "process" else "")
+    name = f"sandbox {isolation}" + (" (a process per run)" if isolation == "process" else "")
     limits = Limits(concurrent_calls=100)  # the default 32 in flight would make the gather case 4 waves
     start = time.perf_counter()
     sandbox = await stack.enter_async_context(Sandbox(isolation=isolation, limits=limits, max_runs=2))  # type: ignore[arg-type]
@@ -436,7 +436,7 @@ def render(report: Report, args: argparse.Namespace) -> str:
 
 
 def render_targets(report: Report) -> list[str]:
-    inline, process, floor = "sandbox inline", "sandbox process (warm pool)", report.contestants[0]
+    inline, process, floor = "sandbox inline", "sandbox process (a process per run)", report.contestants[0]
 
     def median(name: str, key: str) -> float:
         timing = report.cells[name, key]
