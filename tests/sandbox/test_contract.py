@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 import sandbox
-from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError
+from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError, SandboxError
 from sandbox._dispatch import Dispatcher
 from sandbox._hostcall import HostFailure
 
@@ -739,3 +739,10 @@ async def test_by_default_64_runs_wait_on_their_host_functions_at_once() -> None
             for _ in range(64):
                 group.start_soon(one)
     assert results == ["met"] * 64
+
+
+@pytest.mark.parametrize("max_runs", [0, -1, 2.5, True])
+def test_a_cap_on_runs_that_is_not_a_whole_number_of_at_least_one_is_refused(max_runs: object) -> None:
+    """`Sandbox(max_runs=...)` below 1, or not an int, raises `SandboxError` (a host mistake)."""
+    with pytest.raises(SandboxError):
+        Sandbox(max_runs=max_runs)  # type: ignore[arg-type]  # the mistake under test
