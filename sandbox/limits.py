@@ -49,7 +49,7 @@ class Limits:
     that does not fit is dropped, with the reason."""
 
     def to_json(self) -> dict[str, JsonValue]:
-        """These limits as plain data, to send to a worker process."""
+        """These limits as plain data, to send to a run process."""
         return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
