@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sandbox import Limits, Sandbox  # noqa: E402
-from sandbox._process import WORKER  # noqa: E402
+from sandbox.host.template import TEMPLATE as WORKER  # noqa: E402
 
 SYSCALLS = 200_000
 
@@ -123,12 +123,13 @@ UNCONFINED = (
         "import sandbox._confine_apply as c\n"
         "from sandbox._confine import LAYERS\n"
         "c.enclose = lambda config, keep: dict.fromkeys(LAYERS, 'off for the benchmark')\n"
-        "c.seal = lambda missing: None\n"
-        "from sandbox._worker import main\n"
+        "c.enclose_child = lambda keep, missing: None\n"
+        "c.seal_template = c.seal_child = lambda missing: None\n"
+        "from sandbox.worker.main import main\n"
         "main()\n"
     ),
 )
-"""A worker that starts like the pool's but skips confinement: the baseline, never used outside this file."""
+"""A template that starts like a sandbox's but skips confinement: the baseline, never used outside this file."""
 
 SCRIPT_20 = """\
 import json, math
@@ -191,9 +192,9 @@ CASES = {
 
 
 def opened(entry: tuple[str, ...]) -> Sandbox:
-    sandbox = Sandbox(workers=1, limits=Limits(timeout=30.0))
-    assert sandbox._pool is not None
-    sandbox._pool.entry = entry
+    sandbox = Sandbox(max_runs=1, limits=Limits(timeout=30.0))
+    assert sandbox._template is not None
+    sandbox._template.entry = entry
     return sandbox
 
 
@@ -238,7 +239,7 @@ async def sandbox_costs(repeat: int, starts: int, fewest: int) -> None:
     results = await interleaved(repeat, starts=starts, fewest=fewest)
     print("| case | confined (6 layers) | unconfined | ratio |")
     print("|---|---:|---:|---:|")
-    labels = {"start": "worker start-up (entering `Sandbox(workers=1)`)"} | {k: v[0] for k, v in CASES.items()}
+    labels = {"start": "worker start-up (entering `Sandbox(max_runs=1)`)"} | {k: v[0] for k, v in CASES.items()}
     for key, label in labels.items():
         confined, unconfined = results[key]
         print(f"| {label} | {fmt(confined)} | {fmt(unconfined)} | {confined / unconfined:.2f} |")

@@ -3,7 +3,7 @@
 Cases: a trivial script, a realistic 20-line script, 100 sequential host calls (async and sync host function),
 100 concurrent calls of a 50 ms host function under `asyncio.gather`, and a 100k-iteration loop. Contestants:
 plain `compile`+`exec` (async bodies run as an `async def` on the same loop), `Sandbox(isolation="inline")`,
-`Sandbox(isolation="process")` on a warm pool (start-up timed apart), smolagents `LocalPythonExecutor` (sync tools
+`Sandbox(isolation="process")`, a process per run (start-up timed apart), smolagents `LocalPythonExecutor` (sync tools
 only, no `await`) and pydantic-monty (`AsyncMonty`, one warm worker, one session reused with its suspension cap
 raised). A peer that is not installed is skipped with a note. Every contestant's value is checked against the
 floor's. Each cell runs one warm-up, then up to `--repeat` timed runs within a `--budget` of seconds (at least
@@ -309,10 +309,10 @@ async def bench_cases(contestants: list[Any], report: Report, args: argparse.Nam
 
 
 async def open_ours(isolation: str, stack: contextlib.AsyncExitStack, report: Report) -> Ours:
-    name = f"sandbox {isolation}" + (" (warm pool)" if isolation == "process" else "")
+    name = f"sandbox {isolation}" + (" (a process per run)" if isolation == "process" else "")
     limits = Limits(concurrent_calls=100)  # the default 32 in flight would make the gather case 4 waves
     start = time.perf_counter()
-    sandbox = await stack.enter_async_context(Sandbox(isolation=isolation, limits=limits, workers=2))  # type: ignore[arg-type]
+    sandbox = await stack.enter_async_context(Sandbox(isolation=isolation, limits=limits, max_runs=2))  # type: ignore[arg-type]
     first = await sandbox.run(TRIVIAL)
     assert first.ok, first.error
     report.extras.append((f"{name}: start-up (enter + first run)", fmt(time.perf_counter() - start)))
@@ -441,7 +441,7 @@ def render(report: Report, args: argparse.Namespace) -> str:
 
 def render_guard(report: Report) -> list[str]:
     """The speed guard kept: process isolation within 10x Monty's trivial run and 4x its per-call cost."""
-    inline, process = "sandbox inline", "sandbox process (warm pool)"
+    inline, process = "sandbox inline", "sandbox process (a process per run)"
     monty = next((name for name in report.contestants if name.startswith("pydantic-monty")), None)
     if monty is None:
         return ["Speed guard against Monty: skipped, pydantic-monty is not installed."]

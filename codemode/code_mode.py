@@ -90,13 +90,12 @@ class CodeMode:
             (filled with the catalog and kept in step with it until `aclose`; see `codemode.search.ToolIndex`),
             or a custom ranker (sync or async; see `codemode.search.Ranker`).
         sandbox: A sandbox to run code in, with its own limits and isolation; by default one is made (and owned)
-            with `limits`, `isolation` and `workers`.
+            with `limits`, `isolation` and `max_runs`.
         limits: Per-run limits for the default sandbox (not with `sandbox=`).
         isolation: `process` (default, the security boundary) or `inline` (fast, cooperative limits only); not
             with `sandbox=`.
-        workers: Runs at once, in process isolation (default 2): each run holds a worker process for as long as
-            it lasts, waiting on its tools included, so a run that finds every worker busy waits for one; not
-            with `sandbox=`.
+        max_runs: Runs in flight at once (default 64); a run over the cap waits for one to end. In process
+            isolation each run has a process of its own while it lasts; not with `sandbox=`.
 
         hide_errors: Show the model only the exception type of a failing tool, not its message.
         max_tool_result: Largest tool result, in bytes of JSON, handed to the code.
@@ -137,7 +136,7 @@ class CodeMode:
         sandbox: Sandbox | None = None,
         limits: Limits | None = None,
         isolation: Literal["process", "inline"] | None = None,
-        workers: int | None = None,
+        max_runs: int | None = None,
         hide_errors: bool = False,
         max_tool_result: int = 1024 * 1024,
         policy: Policy | None = None,
@@ -148,13 +147,13 @@ class CodeMode:
     ) -> None:
         settings = [
             f"{name}=..."
-            for name, value in (("limits", limits), ("isolation", isolation), ("workers", workers))
+            for name, value in (("limits", limits), ("isolation", isolation), ("max_runs", max_runs))
             if value is not None
         ]
         if sandbox is not None and settings:
             raise ValueError(
                 f"CodeMode(sandbox=..., {', '.join(settings)}): a given sandbox runs with its own limits, "
-                "isolation and workers; pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
+                "isolation and cap on runs; pass them to `Sandbox(...)` instead, or leave out `sandbox=`"
             )
         self.catalog = catalog
         self.policy = policy or Policy()
@@ -164,7 +163,9 @@ class CodeMode:
         self._tracing = _tracing(tracing)
         self._log = log if isinstance(log, RunLog) or log is None else RunLog(log)
         self._owns_sandbox = sandbox is None
-        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process", workers=workers or 2)
+        if sandbox is None and max_runs is not None:
+            sandbox = Sandbox(limits=limits, isolation=isolation or "process", max_runs=max_runs)
+        self.sandbox = sandbox or Sandbox(limits=limits, isolation=isolation or "process")
         self.limits = self.sandbox.limits
         self._hide_errors = hide_errors
         self.display_budget = display_budget

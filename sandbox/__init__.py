@@ -1,4 +1,4 @@
-"""Run model-written Python safely: RestrictedPython policy, runtime guards, limits, and worker processes.
+"""Run model-written Python safely: RestrictedPython policy, runtime guards, limits, and a process per run.
 
 Example:
     ```python

@@ -1,7 +1,7 @@
-"""What OS-level confinement a worker process asks for (`Confinement`) and what it got (`Layers`).
+"""What OS-level confinement the template and run processes ask for (`Confinement`) and what they got (`Layers`).
 
-Both sides of the pipe use these plain values: the host sends a `Confinement` to each worker on its command line,
-and the worker answers `ready` with the layers it could not put up and why. Applying the layers is the worker's
+Both sides of the pipe use these plain values: the host sends a `Confinement` to the template on its command line,
+and each run process answers `ready` with the layers it could not put up and why. Applying the layers is their
 job alone (`sandbox._confine_apply`), so the host never imports the libraries that do it.
 """
 
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 Layer = Literal["fds", "no_new_privs", "namespaces", "uid", "landlock", "seccomp"]
-"""One wall of a confined worker, in the order the worker puts them up:
+"""One wall of a confined run process, in the order they go up (the template puts up the first five, and each run
+process it forks inherits them and adds its own: see `docs/process-per-run.md`):
 
 - `fds`: every file descriptor is closed but its two pipes (stdin, stdout and stderr stay on /dev/null);
 - `no_new_privs`: `PR_SET_NO_NEW_PRIVS`, so nothing it could run gains privileges;
@@ -28,8 +29,9 @@ Layer = Literal["fds", "no_new_privs", "namespaces", "uid", "landlock", "seccomp
   are what keep them from that user's files and processes;
 - `landlock`: a Landlock domain with no filesystem access at all, no TCP bind or connect, and no signals or
   abstract Unix sockets outside itself;
-- `seccomp`: a seccomp filter that allows only the system calls the worker's loop needs (no `open`, `socket`,
-  `fork`, `execve`, `ptrace`, `kill` of another process...); the rest fail with `EPERM`.
+- `seccomp`: a seccomp filter that allows only the system calls the run's loop needs (no `open`, `socket`,
+  `fork`, `execve`, `ptrace`, `kill` of another process...); the rest fail with `EPERM`. The template's own
+  filter also allows forking a process (never a thread) and reaping it; the run process's is stacked on it.
 """
 
 LAYERS: Final[tuple[Layer, ...]] = ("fds", "no_new_privs", "namespaces", "uid", "landlock", "seccomp")
@@ -40,7 +42,7 @@ NOBODY: Final = 65534
 
 @dataclass(frozen=True, kw_only=True)
 class Confinement:
-    """How each worker process confines itself (Linux) after warming up and before its first run.
+    """How the template confines itself (Linux) after warming up, and each run process after its fork.
 
     Every layer the platform offers is always put up; a missing one is reported in `Sandbox.layers`. Example:
         ```python

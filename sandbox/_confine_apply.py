@@ -1,12 +1,13 @@
-"""The worker's side of confinement: it puts up each layer on itself, once, after warming up.
+"""The sandbox's side of confinement: the template puts up each layer on itself once, each run process its own.
 
-`probe_kernel` runs first of all, before the worker lowers its resource limits (both libraries find libc with
-`ctypes.util.find_library`, which starts `ldconfig` and may write a temporary file: a worker that may start no
-process and write no file could not). `enclose` runs before the event loop exists (the fds, `no_new_privs`,
-namespaces, the uid, Landlock) and `seal` inside it, last, once the loop's own descriptors are open (seccomp, which
-forbids making any more). A layer the platform lacks is reported with the reason, never fatal: the worker runs
-with the others. Nothing here is undone; a confined process stays confined until it exits. Only the worker
-imports this module.
+`probe_kernel` runs first of all in the template, before it lowers its resource limits (both libraries find libc
+with `ctypes.util.find_library`, which starts `ldconfig` and may write a temporary file: a process that may start
+no process and write no file could not). The template runs `enclose` (the fds, `no_new_privs`, namespaces, the
+uid, Landlock) and `seal_template` (its seccomp filter, which still lets it fork). Each run process, right after
+its fork, runs `enclose_child` (only its pipes, no process, a Landlock domain of its own) and, inside its event
+loop once the loop's own descriptors are open, `seal_child` (the full seccomp filter). A layer the platform lacks
+is reported with the reason, never fatal. Nothing here is undone; a confined process stays confined until it
+exits. Only the template and run processes import this module.
 """
 
 from __future__ import annotations
@@ -100,10 +101,39 @@ def enclose(config: Confinement, keep: Iterable[int]) -> dict[Layer, str]:
     return missing
 
 
-def seal(missing: dict[Layer, str]) -> None:
-    """The seccomp filter, last; a failure is added to `missing`."""
+def seal_template(missing: dict[Layer, str]) -> None:
+    """The template's seccomp filter, last: today's list plus what forking a run process needs (no thread)."""
     if "seccomp" not in missing:
-        why = install_filter()
+        why = install_filter(template=True)
+        if why is not None:
+            missing["seccomp"] = why
+
+
+def enclose_child(keep: Iterable[int], missing: dict[Layer, str]) -> None:
+    """What a run process adds right after the fork: only its pipes open, no process, a Landlock domain of its own.
+
+    The nested Landlock domain scopes signals and abstract sockets to the process itself, so on a kernel with
+    scoping (ABI 6) not even the template or a sibling run is in reach, whatever seccomp allows.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    _close_fds(keep)
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    except (ValueError, OSError) as error:
+        missing.setdefault("uid", f"RLIMIT_NPROC could not be set: {error}")
+    abi = probe_kernel().landlock
+    if "landlock" not in missing and abi >= 6:  # below 6 there is no scope, and the template's domain holds it all
+        try:
+            _restrict(abi)
+        except OSError as error:
+            missing["landlock"] = f"the run's own Landlock domain failed: {error}"
+
+
+def seal_child(missing: dict[Layer, str]) -> None:
+    """The run process's seccomp filter, last: no fork, exec, path, socket or other process; added to the template's."""
+    if "seccomp" not in missing:
+        why = install_filter(template=False)
         if why is not None:
             missing["seccomp"] = why
 
@@ -148,8 +178,6 @@ def _drop_root(config: Confinement) -> str | None:
         os.setgroups([])
         os.setresgid(config.gid, config.gid, config.gid)
         os.setresuid(config.uid, config.uid, config.uid)
-        # only now: set before, the kernel would mark the uid change over the limit and fail execve early
-        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     except OSError as error:
         return f"dropping root to uid {config.uid} failed: {error.strerror}"
     return None
@@ -160,6 +188,12 @@ def _landlock(abi: int) -> str | None:
         return "the kernel has no Landlock (too old, or not enabled at boot)"
     if threading.active_count() != 1 or len(os.listdir("/proc/self/task")) != 1:
         return "the worker has more than one thread, and Landlock only confines the calling one"
+    _restrict(abi)
+    return None
+
+
+def _restrict(abi: int) -> None:
+    """A Landlock domain that handles every right of `abi` and grants none back, on this (single-threaded) process."""
     ruleset = landlockpy.Ruleset(  # handles every right of this ABI and grants none back
         handled_fs=landlockpy.fs_for_abi(abi),
         handled_net=landlockpy.net_for_abi(abi),
@@ -167,4 +201,3 @@ def _landlock(abi: int) -> str | None:
     )
     with ruleset:
         ruleset.restrict()
-    return None

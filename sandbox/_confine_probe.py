@@ -1,8 +1,9 @@
-"""The worker behind `python -m sandbox.probe`: a pool worker, confined the same way, that also runs plain Python.
+"""The template behind `python -m sandbox.probe`: a run process made as a run's is, that also runs plain Python.
 
-It starts exactly as `sandbox._worker` does (same limits, warm-up and layers) and serves one more frame,
-`probe`: a file's source, run unrestricted with `sys.argv` set, its printed output streamed back as `out` frames
-and its exit status as `exited`. Only `sandbox.probe` starts this module; a pool worker has no such frame.
+Its template starts exactly as a sandbox's does (same limits, warm-up and layers), and each process it forks is
+confined as a run's is and serves one more frame, `probe`: a file's source, run unrestricted with `sys.argv` set,
+its printed output streamed back as `out` frames and its exit status as `exited`. Only `sandbox.probe` starts this
+module; a sandbox's run processes have no such frame.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
+import os
 import sys
 import traceback
 from typing import Any
 
-from sandbox._worker import Worker, main
+from sandbox.worker.main import Worker, main
 
 
 class _Stream(io.TextIOBase):
@@ -41,6 +43,7 @@ class ProbeWorker(Worker):
     def probe(self, path: str, source: str, message: dict[str, Any]) -> int:
         """Run `source` as `__main__`; its exit status (1 for an uncaught exception, printed with its traceback)."""
         sys.argv = [path, *map(str, message.get("args") or [])]
+        os.environ["SANDBOX_PROBE_SIBLING"] = str(message.get("sibling", ""))
         namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
         stdout, stderr = _Stream(self, 1), _Stream(self, 2)
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):

@@ -1,11 +1,13 @@
-"""The worker's seccomp filter: an allow-list of the system calls its loop needs; every other call fails `EPERM`.
+"""The seccomp filters: a run process's allow-list of the calls its loop needs, and the template's; the rest `EPERM`.
 
 The list covers CPython's interpreter and allocator, asyncio's epoll loop with its self-pipe, reads and writes
 on descriptors the worker already holds, clocks, random bytes, its own signals and resource limits, and exit.
 It has no call that names a path (`open`, `stat`, `execve`...), makes a descriptor (`socket`, `pipe`, `dup`),
 a process or thread (`fork`, `clone`), or reaches another process (`kill`, `ptrace`, `process_vm_*`): the
-calls that act on a process are allowed only on the worker itself. Refusals are `EPERM` rather than a kill,
-so escaped code gets a `PermissionError` and the run a clear result, and the host never waits on a dead pipe.
+calls that act on a process are allowed only on the run process itself. Refusals are `EPERM` rather than a
+kill, so escaped code gets a `PermissionError` and the run a clear result, and the host never waits on a dead
+pipe. The template's filter (`build_template`) is that list plus forking and reaping run processes and what a run
+process does before its own filter is stacked on it.
 """
 
 from __future__ import annotations
@@ -39,10 +41,27 @@ _SELF_ONLY: Final = ("kill", "tgkill", "tkill", "prlimit64")
 """Allowed only when their first argument is the worker itself (its pid, or 0 for `prlimit64`)."""
 
 
-def install_filter() -> str | None:
-    """Load the filter on this process; None once it holds, else why it could not be loaded."""
+_TEMPLATE: Final = (
+    # forking a run process (never a thread: `clone` with `CLONE_THREAD` is refused below), reaping it
+    "wait4 waitid pidfd_open set_robust_list rseq close_range "
+    # the control socket: requests with a run's pipes attached, replies
+    "recvmsg sendmsg "
+    # what the run process does before its own filter: its event loop, its Landlock domain, that filter
+    "epoll_create1 seccomp landlock_create_ruleset landlock_restrict_self"
+).split()
+"""What the template's filter allows beyond `ALLOWED`; the run process's own filter allows none of it."""
+
+_CLONE_THREAD: Final = 0x00010000
+_AF_UNIX: Final = 1
+_FIONBIO: Final = 0x5421
+_FIOCLEX: Final = 0x5451
+_PR_SET_NO_NEW_PRIVS: Final = 38
+
+
+def install_filter(*, template: bool = False) -> str | None:
+    """Load the run process's filter (the template's with `template`); None once it holds, else why it did not."""
     try:
-        build().load()
+        (build_template() if template else build()).load()
     except (seccompy.SeccompError, OSError) as error:  # an architecture it has no table for, a refused load
         return f"loading the seccomp filter failed: {error}"
     return None
@@ -58,4 +77,24 @@ def build() -> seccompy.Filter:
     pid = os.getpid()
     for name in _SELF_ONLY:
         seccomp_filter.allow(name, args={0: 0 if name == "prlimit64" else pid})
+    return seccomp_filter
+
+
+def build_template() -> seccompy.Filter:
+    """The template's allow-list: `ALLOWED`, forking and reaping run processes, and what they do before their own.
+
+    Signals are allowed to any process here because a stacked filter cannot name a run process's pid in advance;
+    each run process's own filter then allows them only to itself, and the template runs no model code.
+    """
+    refuse = int(seccompy.Action.ERRNO) | errno.EPERM
+    seccomp_filter = seccompy.Filter(default=refuse, flags=seccompy.FilterFlag.TSYNC)
+    for name in (*ALLOWED, *_TEMPLATE, "kill", "tgkill", "tkill"):
+        with contextlib.suppress(ValueError):
+            seccomp_filter.allow(name)
+    seccomp_filter.allow("prlimit64", args={0: 0})
+    seccomp_filter.allow("clone", args=[(0, seccompy.CmpOp.MASKED_EQ, 0, _CLONE_THREAD)])
+    seccomp_filter.allow("socketpair", args={0: _AF_UNIX})  # the run's event loop wakes itself through one
+    for request in (_FIONBIO, _FIOCLEX):  # and sets its descriptors non-blocking and close-on-exec so
+        seccomp_filter.allow("ioctl", args={1: request})
+    seccomp_filter.allow("prctl", args={0: _PR_SET_NO_NEW_PRIVS})  # loading the run's filter sets it again
     return seccomp_filter

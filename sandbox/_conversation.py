@@ -1,6 +1,6 @@
 """One run's conversation with its worker: the worker's calls answered until its `done`, and the result read.
 
-Apart from the worker process (`sandbox._process`: spawn, handshake, kill) because it is what happens on the pipe
+Apart from the run process (`sandbox.host.process`: handshake, run, kill) because it is what happens on the pipe
 during one run, up to its deadline: every frame of one read taken in one go (on asyncio by a reader callback, with
 no task woken), a sync host function answered by the reader itself, a call that has to wait given to an answering
 task (an idle one if there is one; on asyncio a new one is started by the reader itself, in an asyncio task group;

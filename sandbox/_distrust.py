@@ -10,7 +10,6 @@ reading the pipe, so what it holds for a worker stays bounded however fast the w
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -216,52 +215,5 @@ class Admission:
             await self._room.wait()
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """CPU time (user and system) process `pid` has used, from `/proc`; None where that cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return _stat_seconds(stat.read())
-    except OSError:
-        return None
-
-
-class CpuClock:
-    """One process's CPU time, read from its `/proc/PID/stat` opened once (a read, not an open, per look)."""
-
-    def __init__(self, pid: int) -> None:
-        try:
-            self._fd: int | None = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-        except OSError:
-            self._fd = None
-
-    def seconds(self) -> float | None:
-        """CPU seconds used so far; None where that cannot be read (no `/proc`, or the process is gone)."""
-        if self._fd is None:
-            return None
-        try:
-            return _stat_seconds(os.pread(self._fd, 4096, 0))
-        except OSError:
-            return None
-
-    def close(self) -> None:
-        """Close the file (once)."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
-
-
-def _stat_seconds(stat: bytes) -> float | None:
-    try:
-        fields = stat.rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICKS
-    except (IndexError, ValueError):
-        return None
-
-
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-CPU_TICK = 1 / _TICKS
-"""The unit of the CPU times `/proc` gives, in seconds."""
 CPU_CEILING = 3600
-"""CPU seconds a worker may use in its life (its hard `RLIMIT_CPU`); the pool retires it at half of that."""
-IDLE_CPU = 0.25
-"""CPU seconds a worker may use between runs (finishing the last one) before the pool takes it for spinning."""
+"""CPU seconds the template and any run process may use in their life (their hard `RLIMIT_CPU`)."""

@@ -1,6 +1,6 @@
 """The host's ends of one worker's two pipes: frames read and written directly, never blocking the event loop.
 
-Apart from the worker process (`sandbox._process`) and a run's conversation with it (`sandbox._conversation`)
+Apart from the run process (`sandbox.host.process`) and a run's conversation with it (`sandbox._conversation`)
 because it knows only bytes and frames: every frame of one read is parsed in one go, and what a full pipe cannot
 take yet waits, in order, for one drainer at a time. On asyncio the pipe can be watched by a reader callback
 for as long as a run lasts, so a frame is read with no task woken and no reader added and removed per frame.

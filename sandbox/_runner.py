@@ -63,7 +63,8 @@ async def run_code(
 ) -> RunResult:
     """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`).
 
-    `watched`: the deadline watcher halts the run past its deadline between two budget checks (inline runs).
+    `watched`: the deadline watcher halts the run past its deadline between two budget checks, and once the
+    process's resident memory grows `limits.memory` past what it was at the start (inline runs).
     """
     started = time.monotonic()
     names = tuple(error_names)
@@ -91,7 +92,7 @@ async def run_code(
     ended: list[BaseException] = []  # what ended the code, held until it is over (see below)
     context = contextvars.copy_context()  # all of the code's work runs in it: its decimal context stays its own
     if watched:
-        WATCHER.watch(guards)
+        WATCHER.watch(guards, memory=limits.memory)
     try:
         importer = _importer(guards, facade, decimal_context) if shared.imports else None
         namespace = run_globals(

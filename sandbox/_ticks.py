@@ -61,6 +61,8 @@ class Budget:
         self.operations_left = operations
         self.deadline = deadline
         self.timeout = timeout
+        self.resident_ceiling = 0
+        """Resident bytes of the process past which the deadline watcher stops the run as `memory` (0: none)."""
         self.stopped: StopRun | None = None
         self._rewind: Callable[[int], None] = _unarmed
         """Sets the chunk's position: 0 refills it, `_CHUNK` empties it (nothing to set before `arm`)."""

@@ -3,7 +3,7 @@
 Tree:
     SandboxError            the sandbox was misused by the host (not by the model's code)
     ├── SandboxClosedError  `run` was called on a closed sandbox
-    └── ConfinementError    a worker lacks a layer of OS-level confinement that `Confinement(require=True)` requires
+    └── ConfinementError    a run process lacks a layer of confinement that `Confinement(require=True)` requires
     FunctionError           raise from a host function: the model's code sees an exception of class
                             `type_name` with `message`, and nothing else of the host crosses
 """
@@ -20,7 +20,7 @@ class SandboxClosedError(SandboxError):
 
 
 class ConfinementError(SandboxError):
-    """A worker could not put up every layer of confinement, and `Confinement(require=True)` asked for all."""
+    """A run process could not put up every layer of confinement, and `Confinement(require=True)` asked for all."""
 
 
 class FunctionError(Exception):

@@ -30,7 +30,8 @@ class Limits:
     timeout: float = 30.0
     """Wall-clock seconds for the whole run, host calls included."""
     memory: int = 256 * 1024 * 1024
-    """Bytes of address space a worker process may add (process isolation only)."""
+    """Bytes of address space a run's process may add to the template's; inline, resident bytes the host process
+    may grow by during the run (sampled, so one C call allocating at once is not bounded). 0: no limit."""
     output: int = 1024 * 1024
     """Characters of printed output kept for the host: past it the middle is cut (its head and tail kept, with how
     much was cut) and the run goes on. What the model reads of it is the host's choice (`codemode` shows less)."""
@@ -54,7 +55,7 @@ class Limits:
     that does not fit is dropped, with the reason."""
 
     def to_json(self) -> dict[str, JsonValue]:
-        """These limits as plain data, to send to a worker process."""
+        """These limits as plain data, to send to a run process."""
         return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
@@ -64,6 +65,11 @@ class Limits:
 
 
 _FIELDS = tuple(field.name for field in fields(Limits))
+
+
+def memory_message() -> str:
+    """What a run stopped for using more memory than `Limits.memory` is told."""
+    return "the code used more memory than its limit; build smaller values or process the data in pieces"
 
 
 def timeout_message(seconds: float, where: str = "") -> str:

@@ -1,10 +1,13 @@
-"""`python -m sandbox.probe FILE [ARG ...]`: run FILE as plain Python in a worker confined like the pool's.
+"""`python -m sandbox.probe FILE [ARG ...]`: run FILE as plain Python in a run process made exactly as a run's is.
 
 This is how to see what OS-level confinement refuses without needing a real escape from the language policy:
-FILE runs with no policy at all (any import, `open`, `socket`, `os.fork`, `ctypes`), in a worker process that
-started, warmed up and confined itself exactly as a `Sandbox`'s workers do. What FILE prints is relayed to
-stdout and stderr as it happens, and the probe exits with FILE's status. The layers the worker runs under are
-printed to stderr first. A worker that dies is reported on stderr, with status 128 + its signal.
+FILE runs with no policy at all (any import, `open`, `socket`, `os.fork`, `ctypes`), in a process forked from a
+warm, confined template and confined itself exactly as a `Sandbox`'s run processes are. What FILE prints is
+relayed to stdout and stderr as it happens, and the probe exits with FILE's status. The layers the process runs
+under are printed to stderr first. A process that dies is reported on stderr, with status 128 + its signal.
+
+FILE can find what an escaped run would aim at: `os.getppid()` is the template, and the environment variable
+`SANDBOX_PROBE_SIBLING` holds the pid of another run process of the same template, waiting for its run.
 
 It is an entry point of its own, started from a shell or a test: model code in a sandbox cannot reach it.
 
@@ -21,50 +24,60 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
 from sandbox._confine import Confinement
-from sandbox._process import WorkerProcess
 from sandbox._protocol import ProtocolError
 from sandbox.errors import SandboxError
+from sandbox.host.template import Template
 from sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from sandbox.host.process import RunProcess
 
 _DIED = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, ProtocolError, OSError)
 
 
 PROBE_WORKER = ("-m", "sandbox._confine_probe")
-"""How the interpreter is told to run the probe's worker."""
+"""How the interpreter is told to run the probe's template."""
 
 
 async def probe(
     path: str, source: str, args: list[str], confinement: Confinement, entry: tuple[str, ...] = PROBE_WORKER
 ) -> int:
-    """Run `source`, read from `path`, in a confined worker; its exit status."""
-    worker = await WorkerProcess.start(Limits().memory, confinement, entry=entry)
-    print(f"sandbox.probe: {worker.layers}", file=sys.stderr, flush=True)
-    try:
-        await worker.send({"t": "probe", "file": path, "source": source, "args": args})
-        while True:
-            try:
-                message = await worker.receive()
-            except _DIED:
-                return await _died(worker)
-            if message["t"] == "exited":
-                return int(message["status"])
-            if message["t"] == "out":
-                stream = sys.stdout if message.get("fd") == 1 else sys.stderr
-                stream.write(str(message.get("text", "")))
-                stream.flush()
-    finally:
-        await worker.kill()
+    """Run `source`, read from `path`, in a confined run process; its exit status."""
+    async with Template(confinement=confinement, memory=Limits().memory, entry=entry, spares=0) as template:
+        worker, sibling = await template.take(), await template.take()
+        print(f"sandbox.probe: {worker.layers}", file=sys.stderr, flush=True)
+        try:
+            return await _probe(worker, {"file": path, "source": source, "args": args, "sibling": sibling.pid})
+        finally:
+            await worker.kill()
+            await sibling.kill()
 
 
-async def _died(worker: WorkerProcess) -> int:
-    with anyio.move_on_after(5.0):
-        await worker.process.wait()
-    code = worker.process.returncode
-    print(f"sandbox.probe: the confined worker died (exit status {code})", file=sys.stderr, flush=True)
+async def _probe(worker: RunProcess, request: dict[str, object]) -> int:
+    """Send the probe's file and relay what it prints until it exits."""
+    await worker.send({"t": "probe", **request})
+    while True:
+        try:
+            message = await worker.receive()
+        except _DIED:
+            return await _died(worker)
+        if message["t"] == "exited":
+            return int(message["status"])
+        if message["t"] == "out":
+            stream = sys.stdout if message.get("fd") == 1 else sys.stderr
+            stream.write(str(message.get("text", "")))
+            stream.flush()
+
+
+async def _died(worker: RunProcess) -> int:
+    await worker.wait_exit()
+    code = worker.returncode
+    print(f"sandbox.probe: the confined run process died (exit status {code})", file=sys.stderr, flush=True)
     if code is None or code == 0:
         return 1
     return 128 - code if code < 0 else code
@@ -74,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m sandbox.probe",
-        description="Run FILE as plain, unrestricted Python in a worker process confined exactly as a Sandbox's "
-        "workers are, to see what the OS-level confinement refuses.",
+        description="Run FILE as plain, unrestricted Python in a process forked and confined exactly as a Sandbox's "
+        "run processes are, to see what the OS-level confinement refuses.",
     )
     parser.add_argument("file", metavar="FILE", help="the Python file to run")
     parser.add_argument("args", metavar="ARG", nargs=argparse.REMAINDER, help="its arguments (sys.argv[1:])")
@@ -90,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return anyio.run(probe, options.file, source, options.args, Confinement(require=options.require))
-    except SandboxError as error:  # the worker did not start, or lacks a layer `--require` asked for
+    except SandboxError as error:  # the template did not start, or lacks a layer `--require` asked for
         print(f"sandbox.probe: {error}", file=sys.stderr)
         return 2
 

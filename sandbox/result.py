@@ -19,7 +19,7 @@ ErrorKind = Literal[
 """Why a run failed: the code did not parse (`syntax`), used something the policy forbids (`forbidden`), raised
 (`runtime`), ran out of wall clock or operation budget (`timeout`), of memory (`memory`), printed a flood past
 `Limits.flood` (`output_limit`; printing past `Limits.output` only cuts the output), made too many host calls
-(`call_limit`), returned too large a value (`result_limit`), or the worker process died (`crashed`)."""
+(`call_limit`), returned too large a value (`result_limit`), or the run's process died (`crashed`)."""
 
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
@@ -90,7 +90,7 @@ class RunResult:
     variables: dict[str, JsonValue] | None = None
     """For a run given `variables=`: the top-level variables it left that convert to JSON and fit
     `Limits.variables`, by name, to hand to the next run. None for other runs, and when the run's
-    end was never reached (its worker was stopped)."""
+    end was never reached (its process was stopped)."""
     dropped_variables: dict[str, str] = field(default_factory=dict)
     """For a run given `variables=`: the top-level names it left that were not kept, each with the reason."""
 

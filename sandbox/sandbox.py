@@ -1,4 +1,4 @@
-"""`Sandbox`: runs model-written Python, inline or in a warm pool of worker processes.
+"""`Sandbox`: runs model-written Python, inline or each run in a process of its own.
 
 Example:
     ```python
@@ -14,16 +14,18 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Final, Literal, Self
+
+import anyio
 
 from sandbox._budgets import valid_name
 from sandbox._confine import Confinement, Layers
 from sandbox._dispatch import Dispatcher
 from sandbox._jsonvalue import NotJsonError, check_json
-from sandbox._pool import WorkerPool
 from sandbox._repeat import Repeat
 from sandbox._runner import run_code
 from sandbox.errors import SandboxClosedError, SandboxError
+from sandbox.host.template import Template
 from sandbox.limits import Limits
 
 if TYPE_CHECKING:
@@ -35,22 +37,28 @@ if TYPE_CHECKING:
     from sandbox.result import RunResult
 
 Isolation = Literal["process", "inline"]
-"""`process`: each run in a worker process with OS limits and, on Linux, OS-level confinement (the default, and
-the security boundary). `inline`: in the host's own event loop, with the same policy and cooperative limits and
-no boundary at all: code that gets past the policy is the host. For trusted code and tests only."""
+"""`process`: each run in a process of its own, forked from a warm template, with OS limits and, on Linux,
+OS-level confinement (the default, and the security boundary). `inline`: in the host's own event loop, with the
+same policy and cooperative limits and no boundary at all: code that gets past the policy is the host. For
+trusted code and tests only."""
+
+
+MAX_RUNS: Final = 64
+"""Runs in flight at once by default: enough for 64 runs to wait on their host functions together."""
 
 
 class Sandbox:
-    """Runs untrusted Python with host functions; an async context manager that owns its workers.
+    """Runs untrusted Python with host functions; an async context manager that owns its processes.
+
+    In process isolation every run gets a process no other run has used, which ends with the run, so code that
+    got past the policy cannot see or change another run (see `docs/process-per-run.md`).
 
     Args:
         limits: The default limits of every run.
         isolation: Where runs happen (see `Isolation`).
-        workers: Worker processes kept warm (process isolation).
-        confinement: How each worker confines itself (process isolation on Linux).
-        fresh_workers: Give every run a worker no other run has used, replaced after it, so code that got past
-            the policy cannot see or change another run. By default a worker serves the runs of this sandbox
-            (and only this sandbox) one after another, and is replaced after a run that was cut off.
+        max_runs: Runs in flight at once; a run over the cap waits for one to end. In process isolation each
+            costs a process (a few MB of private memory while it waits on its host functions).
+        confinement: How the template and each run's process confine themselves (process isolation on Linux).
     """
 
     def __init__(
@@ -58,14 +66,13 @@ class Sandbox:
         *,
         limits: Limits | None = None,
         isolation: Isolation = "process",
-        workers: int = 2,
+        max_runs: int = MAX_RUNS,
         confinement: Confinement | None = None,
-        fresh_workers: bool = False,
     ) -> None:
         if isolation not in ("process", "inline"):
             raise SandboxError(f"isolation must be 'process' or 'inline', not {isolation!r}")
-        if workers < 1:
-            raise SandboxError(f"workers must be at least 1, not {workers!r}")
+        if type(max_runs) is not int or max_runs < 1:
+            raise SandboxError(f"max_runs must be an int of at least 1, not {max_runs!r}")
         if isolation == "inline" and confinement is not None and confinement.require:
             raise SandboxError("inline isolation has no OS-level confinement to require; use isolation='process'")
         self.limits = limits or Limits()
@@ -73,24 +80,25 @@ class Sandbox:
         self.isolation: Isolation = isolation
         """Where runs happen."""
         self.confinement = confinement or Confinement()
-        """How each worker process confines itself (process isolation on Linux)."""
-        self._pool = (
-            WorkerPool(size=workers, memory=self.limits.memory, confinement=self.confinement, fresh=fresh_workers)
-            if isolation == "process"
-            else None
+        """How the template and each run's process confine themselves (process isolation on Linux)."""
+        self.max_runs = max_runs
+        """Runs in flight at once."""
+        self._cap = anyio.CapacityLimiter(max_runs)
+        self._template = (
+            Template(confinement=self.confinement, memory=self.limits.memory) if isolation == "process" else None
         )
         self._open = False
 
     @property
     def layers(self) -> Layers:
-        """The OS-level confinement runs get: the layers active in the workers, and why any other is missing."""
-        if self._pool is None:
+        """The OS-level confinement runs get: the layers active in their processes, and why any other is missing."""
+        if self._template is None:
             return Layers.none("inline isolation: the code runs in the host process, with no boundary at all")
-        return self._pool.layers
+        return self._template.layers
 
     async def __aenter__(self) -> Self:
-        if self._pool is not None:
-            await self._pool.__aenter__()
+        if self._template is not None:
+            await self._template.__aenter__()
         self._open = True
         return self
 
@@ -100,9 +108,9 @@ class Sandbox:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Stop the workers; the sandbox cannot run code afterwards."""
-        if self._open and self._pool is not None:
-            await self._pool.__aexit__(None, None, None)
+        """Stop the template and every run process; the sandbox cannot run code afterwards."""
+        if self._open and self._template is not None:
+            await self._template.__aexit__(None, None, None)
         self._open = False
 
     async def run(
@@ -121,8 +129,7 @@ class Sandbox:
         Args:
             code: The model's Python source. Top-level `await` and `return` work.
             functions: Host functions (sync or async) and namespaces the code can await, by name.
-            limits: Limits for this run; defaults to the sandbox's. In process isolation a run that may use
-                more memory than the sandbox's limit gets a worker process of its own, started for it.
+            limits: Limits for this run; defaults to the sandbox's.
             error_names: Exception class names that host functions raise (through `FunctionError`) and that the
                 code may name in `except` clauses before any was raised.
             variables: Keep variables across runs: these JSON values are bound as top-level names before the
@@ -142,29 +149,30 @@ class Sandbox:
         if not self._open:
             raise SandboxClosedError("the sandbox is not open; use `async with Sandbox(...) as sb:`")
         limits = limits or self.limits
-        dispatcher = Dispatcher(dict(functions or {}), limits, limit=self._pool is not None)
+        dispatcher = Dispatcher(dict(functions or {}), limits, limit=self._template is not None)
         names = tuple(error_names)
         repeat = Repeat(seed=seed, clock=clock) if seed is not None or clock is not None else None
         initial = None if variables is None else _checked_variables(variables, (*dispatcher.kinds(), *names))
-        if self._pool is None:
-            _require_asyncio()
-            return await run_code(
-                code,
-                limits=limits,
-                bridge=dispatcher,
-                functions=dispatcher.kinds(),
-                error_names=names,
-                variables=initial,
-                repeat=repeat,
-                watched=True,
-            )
-        worker = await self._pool.lend(limits.memory)
-        try:
-            return await worker.run(
-                code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial, repeat=repeat
-            )
-        finally:
-            await self._pool.give_back(worker)
+        async with self._cap:
+            if self._template is None:
+                _require_asyncio()
+                return await run_code(
+                    code,
+                    limits=limits,
+                    bridge=dispatcher,
+                    functions=dispatcher.kinds(),
+                    error_names=names,
+                    variables=initial,
+                    repeat=repeat,
+                    watched=True,
+                )
+            child = await self._template.take(limits.memory)
+            try:
+                return await child.run(
+                    code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial, repeat=repeat
+                )
+            finally:
+                await child.kill()
 
 
 def _checked_variables(variables: Mapping[str, JsonValue], reserved: Iterable[str]) -> dict[str, JsonValue]:

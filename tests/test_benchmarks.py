@@ -22,9 +22,6 @@ SCRIPTS = sorted(path.name for path in BENCHMARKS.glob("*.py") if not path.name.
 FAST = {"machine_bench.py", "pipe_floor_bench.py", "stub_sizes.py"}
 """The scripts whose quick mode takes under two seconds here; the others are marked slow."""
 
-REPLACED = {"fresh_workers_bench.py": "being replaced by run_per_process_bench.py (issue 24): drop this entry then"}
-"""Scripts on their way out, left as they are until their replacement lands."""
-
 
 def _shared_data() -> Path:
     """Where the benchmarks look for the shared data sets (their own rule, read from `benchmarks/_data.py`)."""
@@ -54,6 +51,11 @@ PRINTS: dict[str, list[str]] = {
         if DATA.exists()
         else [SKIPPED_DATA]
     ),
+    "run_per_process_bench.py": [
+        "peak private memory of the host and all its processes:",
+        "trivial runs back to back:",
+        "start-up until the first run",
+    ],
     "hybrid_bench.py": (
         ["hybrid search: skipped, the `semantic` extra is not installed"]
         if not _installed("wordllama")
@@ -105,8 +107,6 @@ def _run(script: str, *arguments: str, **env: str) -> subprocess.CompletedProces
 )
 def test_each_benchmark_runs_in_its_quick_mode_and_prints_its_table(script: str) -> None:
     """`python benchmarks/<script> --quick` exits 0 and prints the lines its full run reports."""
-    if script in REPLACED:
-        pytest.skip(REPLACED[script])
     if "--quick" not in (BENCHMARKS / script).read_text(encoding="utf-8"):
         pytest.fail(
             f"benchmarks/{script} has no --quick: add one (a few seconds, tiny sizes and repeat counts, "

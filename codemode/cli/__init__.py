@@ -78,7 +78,7 @@ def console() -> int:
     try:
         status = main(argv)
         sys.stdout.flush()
-    except KeyboardInterrupt:  # Ctrl-C: the runs were cancelled and the workers stopped on the way out
+    except KeyboardInterrupt:  # Ctrl-C: the runs were cancelled and their processes stopped on the way out
         print("codemode: interrupted", file=sys.stderr, flush=True)
         if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()[1:]):
             sys.stdout.flush()

@@ -46,25 +46,27 @@ def add_search_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_isolation_argument(parser: argparse.ArgumentParser, *, workers: bool = True) -> None:
-    """Add `--isolation process|inline`, and `--workers N` unless told not to."""
+def add_isolation_argument(parser: argparse.ArgumentParser, *, max_runs: bool = True) -> None:
+    """Add `--isolation process|inline`, and `--max-runs N` unless told not to."""
     parser.add_argument(
         "--isolation",
         choices=["process", "inline"],
         default="process",
-        help="process (default): confined worker processes; inline: no boundary at all, for trusted code and tests",
+        help="process (default): each run in a confined process of its own; inline: no boundary at all, for trusted "
+        "code and tests",
     )
-    if workers:
+    if max_runs:
         parser.add_argument(
-            "--workers",
-            type=_workers,
-            default=2,
+            "--max-runs",
+            type=_max_runs,
+            default=None,
             metavar="N",
-            help="runs at once in process isolation (default 2): a run holds its worker while it waits on its tools",
+            help="runs in flight at once (default 64); more wait their turn. In process isolation each costs a "
+            "process of a few MB while it waits on its tools",
         )
 
 
-def _workers(text: str) -> int:
+def _max_runs(text: str) -> int:
     try:
         value = int(text)
     except ValueError:

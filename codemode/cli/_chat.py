@@ -106,7 +106,7 @@ async def _chat(args: argparse.Namespace, catalog: Catalog, model: Model) -> int
     async with CodeMode(
         catalog,
         isolation=args.isolation,
-        workers=args.workers,
+        max_runs=args.max_runs,
         search=args.search,
         persist_variables=args.persist_variables,
         log=args.log,

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="anthropic",
         help="wire format of the offline scripted run (default: anthropic)",
     )
-    add_isolation_argument(parser, workers=False)
+    add_isolation_argument(parser, max_runs=False)
     parser.set_defaults(run=run)
 
 

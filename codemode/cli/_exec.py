@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             if catalog is None:
                 return 2
             async with CodeMode(
-                catalog, isolation=args.isolation, workers=args.workers, search=args.search, log=args.log
+                catalog, isolation=args.isolation, max_runs=args.max_runs, search=args.search, log=args.log
             ) as cm:
                 result = await cm.execute(code, cm.new_state(), on_event=print_call if args.verbose else None)
         print(result.text)

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             async with CodeMode(
                 sources.catalog,
                 isolation=args.isolation,
-                workers=args.workers,
+                max_runs=args.max_runs,
                 search=args.search,
                 persist_variables=args.persist_variables,
                 log=args.log,

@@ -128,13 +128,13 @@ def test_demo_with_a_provider_but_no_model_is_refused(capsys: pytest.CaptureFixt
     assert capsys.readouterr().err == snapshot("codemode: --provider needs --model NAME\n")
 
 
-def test_workers_below_one_is_refused_with_what_it_must_be(capsys: pytest.CaptureFixture[str]) -> None:
-    """`--workers 0` is a usage error that says what a worker count must be."""
+def test_max_runs_below_one_is_refused_with_what_it_must_be(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--max-runs 0` is a usage error that says what a cap on runs must be."""
     with pytest.raises(SystemExit) as exited:
-        cli(["exec", "--workers", "0", "-c", "return 1"])
+        cli(["exec", "--max-runs", "0", "-c", "return 1"])
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == snapshot(
-        "codemode exec: error: argument --workers: must be a whole number of at least 1, not '0'"
+        "codemode exec: error: argument --max-runs: must be a whole number of at least 1, not '0'"
     )
 
 

@@ -60,7 +60,7 @@ async def test_two_runs_of_one_state_at_once_go_in_turn_and_both_keep_their_vari
 
 
 async def test_variables_survive_a_process_change_through_the_json_state() -> None:
-    """The values live in the state, not a worker: a new `CodeMode` with new workers continues from JSON."""
+    """The values live in the state, not a worker: a new `CodeMode` with a new sandbox continues from JSON."""
     catalog = weather_catalog([])
     async with CodeMode(catalog, persist_variables=True) as first_process:
         state = first_process.new_state()

@@ -1,20 +1,25 @@
-"""What the confinement tests share: the layers this machine gives a worker, and a skip that names a missing one."""
+"""What the process tests share: the layers this machine gives a run process, a skip naming a missing one, a wait."""
 
 from __future__ import annotations
 
+import itertools
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
 
 from sandbox import Layers, Sandbox
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 def machine_layers() -> Layers:
-    """The layers a default sandbox's workers get on this machine."""
+    """The layers a default sandbox's run processes get on this machine."""
 
     async def read() -> Layers:
-        async with Sandbox(workers=1) as sandbox:
+        async with Sandbox(max_runs=1) as sandbox:
             return sandbox.layers
 
     return anyio.run(read)
@@ -28,3 +33,12 @@ def needs(*layers: str) -> pytest.MarkDecorator:
     """Skip unless every one of `layers` is active on this machine, naming the missing ones and why."""
     missing = [f"the {layer} layer ({LAYERS.missing[layer]})" for layer in layers if layer in LAYERS.missing]  # type: ignore[index]
     return pytest.mark.skipif(bool(missing), reason="needs " + ", ".join(missing))
+
+
+async def eventually(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Wait until `condition()` holds, looking every 10 ms: for what only `/proc` or another process shows."""
+    with anyio.fail_after(seconds):
+        for _ in itertools.count():
+            if condition():
+                return
+            await anyio.sleep(0.01)

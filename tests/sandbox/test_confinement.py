@@ -276,8 +276,8 @@ def test_it_runs_unprivileged_and_cannot_become_root(tmp_path: Path) -> None:
     ]
 
 
-def test_the_probe_relays_output_and_exit_status_and_reports_a_dead_worker(tmp_path: Path) -> None:
-    """stdout and stderr are relayed, `SystemExit(3)` is status 3, and a worker killed mid-file is 128 + 9."""
+def test_the_probe_relays_output_and_exit_status_and_reports_a_dead_process(tmp_path: Path) -> None:
+    """stdout and stderr are relayed, `SystemExit(3)` is status 3, and a process killed mid-file is 128 + 9."""
     path = tmp_path / "exit.py"
     path.write_text("import sys\nprint('out', sys.argv[1:])\nprint('err', file=sys.stderr)\nsys.exit(3)\n")
     done = subprocess.run(
@@ -290,20 +290,22 @@ def test_the_probe_relays_output_and_exit_status_and_reports_a_dead_worker(tmp_p
         [sys.executable, "-m", "sandbox.probe", str(path)], capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout) == (128 + 9, "before\n")
-    assert done.stderr.endswith("sandbox.probe: the confined worker died (exit status -9)\n")
+    assert done.stderr.endswith("sandbox.probe: the confined run process died (exit status -9)\n")
 
 
 WITHOUT_SECCOMP = (
     "-c",
     (
         "import sandbox._confine_apply as apply\n"
-        "apply.seal = lambda missing: missing.update(seccomp='left out by the test')\n"
+        "def left_out(missing):\n"
+        "    missing.update(seccomp='left out by the test')\n"
+        "apply.seal_template = apply.seal_child = left_out\n"
         "from sandbox._confine_probe import ProbeWorker\n"
-        "from sandbox._worker import main\n"
+        "from sandbox.worker.main import main\n"
         "main(ProbeWorker)\n"
     ),
 )
-"""The probe's worker with every layer but seccomp: a test-only entry point, to show the others hold alone."""
+"""The probe's template and run process with every layer but seccomp (test-only), to show the others hold alone."""
 
 
 @needs("fds", "no_new_privs", "namespaces", "uid", "landlock")

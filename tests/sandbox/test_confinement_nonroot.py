@@ -25,7 +25,7 @@ from confinement_kit import needs
 
 from sandbox import Confinement, Layers, Limits
 from sandbox._confine_apply import NOT_ROOT
-from sandbox._pool import WorkerPool
+from sandbox.host.template import Template
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,8 +44,8 @@ if (libc.unshare(0x00020000) != 0 or libc.mount(b"none", b"/", None, 0x4000 | 0x
 """
 """Run by root: `ldconfig` answers nothing from here on, as for a worker that may start no process."""
 
-NO_LDCONFIG = ("-c", HIDE_LDCONFIG + "from sandbox._worker import main\nmain()\n")
-"""The pool's worker, started where `ldconfig` answers nothing."""
+NO_LDCONFIG = ("-c", HIDE_LDCONFIG + "from sandbox.worker.main import main\nmain()\n")
+"""A sandbox's template, started where `ldconfig` answers nothing."""
 
 NO_FILE = "import resource\nresource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
 """No file may be written from here on, as in a worker once it lowered its limits (root included)."""
@@ -84,8 +84,8 @@ async def test_a_worker_whose_libc_lookup_needs_a_file_still_gets_every_layer() 
     reason = _lookup_needs_a_file()
     if reason is not None:
         pytest.skip(reason)
-    async with WorkerPool(size=1, memory=Limits().memory, confinement=Confinement(), entry=NO_LDCONFIG) as pool:
-        assert pool.layers == Layers({})
+    async with Template(memory=Limits().memory, confinement=Confinement(), entry=NO_LDCONFIG) as template:
+        assert template.layers == Layers({})
 
 
 def test_a_kernel_that_could_not_be_asked_is_reported_as_such_not_as_lacking_the_layer() -> None:
@@ -138,7 +138,7 @@ from sandbox import Confinement, Sandbox
 from sandbox.probe import probe
 
 async def main():
-    async with Sandbox(workers=1) as sandbox:
+    async with Sandbox(max_runs=1) as sandbox:
         value = (await sandbox.run("return 6 * 7")).value
         print(json.dumps({"uid": os.getuid(), "missing": sandbox.layers.to_json(), "value": value}), flush=True)
     return await probe("attack.py", open(sys.argv[1]).read(), [sys.argv[2]], Confinement())

@@ -1,4 +1,4 @@
-"""The sandbox's public contract: host functions, JSON-only crossings, errors as results, limits, workers."""
+"""The sandbox's public contract: host functions, JSON-only crossings, errors as results, limits, run processes."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ import anyio
 import pytest
 
 import sandbox
-from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError
+from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError, SandboxError
 from sandbox._dispatch import Dispatcher
 from sandbox._hostcall import HostFailure
 
 if TYPE_CHECKING:
     from sandbox import HostFunction
+    from sandbox.host.process import RunProcess
 
 ISOLATIONS = ["inline", "process"]
 both = pytest.mark.parametrize("isolation", ISOLATIONS)
@@ -611,7 +612,7 @@ async def test_a_flood_of_output_stops_the_run_keeping_what_was_printed_first(sb
     assert len(result.stdout) <= 1000 + 100
 
 
-# -- lifecycle and workers ---------------------------------------------------------------------------------------
+# -- lifecycle and run processes -------------------------------------------------------------------------------------
 
 
 @both
@@ -638,9 +639,9 @@ BREACHES = {
 
 
 @pytest.mark.parametrize(("code", "limits", "kinds"), BREACHES.values(), ids=BREACHES.keys())
-async def test_a_run_after_a_breached_worker_works(code: str, limits: Limits, kinds: set[str]) -> None:
-    """A worker killed by a breach is replaced: the same one-worker pool runs the next script normally."""
-    async with Sandbox(isolation="process", workers=1, limits=Limits(memory=128 * 1024 * 1024)) as sb:
+async def test_a_run_after_a_breached_run_works(code: str, limits: Limits, kinds: set[str]) -> None:
+    """A process killed by a breach ends only its run: the same sandbox, one run at a time, runs the next normally."""
+    async with Sandbox(isolation="process", max_runs=1, limits=Limits(memory=128 * 1024 * 1024)) as sb:
         breach = await sb.run(code, limits=limits)
         assert breach.error is not None
         assert breach.error.kind in kinds, breach.error
@@ -669,17 +670,26 @@ def _descendants(pid: int) -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-async def test_sequential_runs_reuse_warm_workers() -> None:
-    """Thirty sequential runs all succeed on the same worker processes, none spawned per run."""
-    async with Sandbox(isolation="process", workers=2) as sb:
-        first = await sb.run("return 0")
-        assert first.value == 0
-        before = _descendants(os.getpid())
-        assert before
+async def test_each_run_gets_a_process_no_other_run_used_and_none_outlives_the_sandbox() -> None:
+    """Thirty sequential runs report thirty different process ids; after the sandbox closes no process is left."""
+    before = _descendants(os.getpid())
+    pids: set[int] = set()
+    sb = Sandbox(isolation="process", max_runs=2)
+    assert sb._template is not None
+    take = sb._template.take
+
+    async def taken(memory: int | None = None) -> RunProcess:
+        child = await take(memory)
+        pids.add(child.pid)
+        return child
+
+    sb._template.take = taken  # type: ignore[method-assign]  # records each run's process
+    async with sb:
         for i in range(30):
             result = await sb.run(f"return {i} * 2")
             assert result.value == i * 2
-        assert _descendants(os.getpid()) == before
+        assert len(pids) == 30
+    assert _descendants(os.getpid()) - before == set()
 
 
 @both
@@ -695,3 +705,61 @@ async def test_runs_on_one_sandbox_may_overlap(sb: Sandbox) -> None:
         for i in range(6):
             tg.start_soon(one, i)
     assert results == {i: i for i in range(6)}
+
+
+async def test_runs_over_the_cap_wait_their_turn() -> None:
+    """With `max_runs=2`, five runs waiting on a host function are never more than two at once, and all finish."""
+    inside = peak = 0
+
+    async def hold() -> int:
+        nonlocal inside, peak
+        inside += 1
+        peak = max(peak, inside)
+        await anyio.sleep(0.05)
+        inside -= 1
+        return 1
+
+    async with Sandbox(isolation="process", max_runs=2) as sb:
+        results: list[object] = []
+
+        async def one() -> None:
+            results.append((await sb.run("return await hold()", functions={"hold": hold})).value)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(5):
+                group.start_soon(one)
+    assert (results, peak) == ([1] * 5, 2)
+
+
+@pytest.mark.process
+async def test_by_default_64_runs_wait_on_their_host_functions_at_once() -> None:
+    """64 runs each waiting until all 64 are waiting: with the default cap they meet, each in a process of its own."""
+    arrived = 0
+    everyone = anyio.Event()
+
+    async def meet() -> str:
+        nonlocal arrived
+        arrived += 1
+        if arrived == 64:
+            everyone.set()
+        with anyio.fail_after(30):
+            await everyone.wait()
+        return "met"
+
+    async with Sandbox(limits=Limits(timeout=40.0)) as sb:
+        results: list[object] = []
+
+        async def one() -> None:
+            results.append((await sb.run("return await meet()", functions={"meet": meet})).value)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(64):
+                group.start_soon(one)
+    assert results == ["met"] * 64
+
+
+@pytest.mark.parametrize("max_runs", [0, -1, 2.5, True])
+def test_a_cap_on_runs_that_is_not_a_whole_number_of_at_least_one_is_refused(max_runs: object) -> None:
+    """`Sandbox(max_runs=...)` below 1, or not an int, raises `SandboxError` (a host mistake)."""
+    with pytest.raises(SandboxError):
+        Sandbox(max_runs=max_runs)  # type: ignore[arg-type]  # the mistake under test

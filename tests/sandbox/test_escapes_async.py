@@ -903,7 +903,7 @@ async def test_no_host_call_after_the_run_ends(isolation: Isolation, host_secret
     that run's functions (another conversation's tools, in a shared pool).
     """
     first, second = HostKit(host_secret), HostKit(host_secret)
-    async with Sandbox(isolation=isolation, workers=1, limits=QUICK) as sb:  # one worker: the next run lands on it
+    async with Sandbox(isolation=isolation, max_runs=1, limits=QUICK) as sb:  # one worker: the next run lands on it
         result = await run(sb, LATE_CALL, functions=first.functions())
         assert result.error is None, result.error
         await anyio.sleep(0.4)

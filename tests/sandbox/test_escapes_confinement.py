@@ -262,7 +262,8 @@ def _descendants(pid: int) -> set[int]:
 async def test_worker_processes_have_a_scrubbed_environment_an_empty_directory_and_limits(
     sandboxes: dict[str, Sandbox], host_secret: str
 ) -> None:
-    """Workers hold no host secret in their environment, run in an empty directory with no stdin, under rlimits."""
+    """The template and run processes hold no host secret in their environment, run in an empty directory with no
+    stdin, under rlimits."""
     result = await sandboxes["process"].run("return 1")
     assert result.value == 1
     check_workers(host_secret)
@@ -273,14 +274,21 @@ def check_workers(host_secret: str) -> None:
     workers = [pid for pid in _descendants(os.getpid()) if Path(f"/proc/{pid}/cmdline").exists()]
     assert workers
     for pid in workers:
-        proc = Path(f"/proc/{pid}")
-        assert host_secret.encode() not in (proc / "environ").read_bytes()
-        assert list(Path(os.readlink(proc / "cwd")).iterdir()) == []
-        stdin = proc / "fd" / "0"
-        assert not stdin.exists() or os.readlink(stdin) == "/dev/null"
-        limits = (proc / "limits").read_text().splitlines()
-        address_space = next(line for line in limits if line.startswith("Max address space"))
-        assert address_space.split()[3] != "unlimited", address_space
+        try:
+            check_worker(Path(f"/proc/{pid}"), host_secret)
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a run's process that ended meanwhile
+
+
+def check_worker(proc: Path, host_secret: str) -> None:
+    """Inspect one process through /proc: environment, directory, stdin and address-space limit."""
+    assert host_secret.encode() not in (proc / "environ").read_bytes()
+    assert list(Path(os.readlink(proc / "cwd")).iterdir()) == []
+    stdin = proc / "fd" / "0"
+    assert not stdin.exists() or os.readlink(stdin) == "/dev/null"
+    limits = (proc / "limits").read_text().splitlines()
+    address_space = next(line for line in limits if line.startswith("Max address space"))
+    assert address_space.split()[3] != "unlimited", address_space
 
 
 # -- OS confinement after an escape: unrestricted code in a probe worker confined like the pool's ------------------

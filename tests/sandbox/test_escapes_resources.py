@@ -1647,9 +1647,10 @@ test_case_names_are_unique = names_are_unique(CASES)
 INLINE_CHILD = """
 import asyncio, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
-from sandbox import Sandbox
+from sandbox import Limits, Sandbox
 async def main():
-    async with Sandbox(isolation="inline") as sandbox:
+    # no memory watch (`memory=0`): the size cap alone is under test
+    async with Sandbox(isolation="inline", limits=Limits(memory=0)) as sandbox:
         result = await sandbox.run(sys.argv[1])
     print(result.error.kind if result.error else "ok", result.error.message if result.error else result.value)
 asyncio.run(main())

@@ -556,7 +556,7 @@ from sandbox import Limits, Sandbox
 spec = json.loads(sys.stdin.read())
 async def main():
     report = {}
-    async with Sandbox(isolation=spec["isolation"], workers=1, limits=Limits(timeout=3.0)) as sb:
+    async with Sandbox(isolation=spec["isolation"], max_runs=1, limits=Limits(timeout=3.0)) as sb:
         try:
             first = await sb.run(spec["attack"])
             report["first"] = first.error.kind if first.error else "ok"

@@ -7,7 +7,7 @@ import pytest
 from sandbox import Limits, Sandbox
 from sandbox._dispatch import Dispatcher
 from sandbox._hostcall import Call, HostFailure
-from sandbox.limits import calls_message, timeout_message
+from sandbox.limits import calls_message, memory_message, timeout_message
 
 BOTH = pytest.mark.parametrize("isolation", ["inline", "process"])
 
@@ -64,3 +64,14 @@ async def test_the_host_refuses_calls_past_the_limit_that_a_worker_sends_anyway(
     with pytest.raises(HostFailure) as refused:
         await dispatcher(Call("echo", None, [2]))
     assert (refused.value.type_name, refused.value.message) == ("RuntimeError", calls_message(1))
+
+
+async def test_an_inline_run_that_keeps_allocating_is_stopped_as_memory() -> None:
+    """Inline, a run whose lists of lists grow the process past `Limits.memory` ends `memory`; the next run works."""
+    grow = "rows = []\nfor i in range(50_000_000):\n    rows.append([i, i])\nreturn len(rows)"
+    async with Sandbox(isolation="inline", limits=Limits(timeout=20.0, memory=32 * 1024 * 1024)) as sb:
+        grown = await sb.run(grow)
+        assert grown.error is not None
+        assert grown.error.kind == "memory"
+        assert grown.error.message.startswith(memory_message())  # and the line it was stopped at
+        assert (await sb.run("return sum(range(10))")).value == 45

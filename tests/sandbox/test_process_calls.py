@@ -24,7 +24,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def sb() -> AsyncIterator[Sandbox]:
     """A one-worker process sandbox with room for 100 calls in flight."""
-    async with Sandbox(isolation="process", workers=1, limits=Limits(timeout=10.0, concurrent_calls=100)) as sandbox:
+    async with Sandbox(isolation="process", max_runs=1, limits=Limits(timeout=10.0, concurrent_calls=100)) as sandbox:
         yield sandbox
 
 

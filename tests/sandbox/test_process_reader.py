@@ -9,10 +9,7 @@ give the code the same values, errors and limits.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import os
-import subprocess
-import sys
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -22,16 +19,16 @@ import pytest
 from sandbox import Limits, Sandbox
 from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
-from sandbox._distrust import Admission, CpuClock, checked_result, cpu_seconds
+from sandbox._distrust import Admission
 from sandbox._pipe import FramePipe
-from sandbox._process import WorkerProcess
 from sandbox._protocol import encode
-from sandbox.result import RunResult
+from sandbox.host.template import Template
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Coroutine
 
     from sandbox.functions import HostFunction
+    from sandbox.result import RunResult
 
 pytestmark = pytest.mark.anyio
 
@@ -73,52 +70,54 @@ EXPECTED = [
 
 
 @pytest.fixture
-async def worker() -> AsyncIterator[WorkerProcess]:
-    """A worker process of the pool's own kind, confined as the pool's are."""
-    process = await WorkerProcess.start(0, Confinement())
+async def template() -> AsyncIterator[Template]:
+    """A template of a sandbox's own kind, whose run processes are forked and confined as a run's are."""
+    async with Template(confinement=Confinement(), spares=1) as made:
+        yield made
+
+
+async def run(
+    template: Template, code: str, functions: dict[str, HostFunction], limits: Limits, *, watched: bool = True
+) -> RunResult:
+    """One run in a run process of `template`, whose pipe a reader callback watches or a task reads."""
+    worker = await template.take()
+    if not watched:
+        worker.pipe.watch = lambda callback: False  # type: ignore[method-assign]  # as on an event loop without readers
     try:
-        yield process
+        return await worker.run(
+            code, limits=limits, dispatcher=Dispatcher(functions, limits, limit=True), error_names=()
+        )
     finally:
-        await process.kill()
-
-
-async def run(worker: WorkerProcess, code: str, functions: dict[str, HostFunction], limits: Limits) -> RunResult:
-    dispatcher = Dispatcher(functions, limits, limit=True)
-    return await worker.run(code, limits=limits, dispatcher=dispatcher, error_names=())
+        await worker.kill()
 
 
 @pytest.mark.parametrize("watched", [True, False], ids=["reader-callback", "task-reads"])
 async def test_sync_and_async_calls_get_the_same_outcomes_whoever_reads_the_pipe(
-    worker: WorkerProcess, watched: bool
+    template: Template, watched: bool
 ) -> None:
     """40 gathered calls of both kinds, then sequential ones: each gets its own value or error, either way."""
-    if not watched:
-        worker.pipe.watch = lambda callback: False  # type: ignore[method-assign]  # as on an event loop without readers
     limits = Limits(timeout=10.0, concurrent_calls=8)
-    result = await run(worker, MIXED, {"double": double, "triple": triple}, limits)
+    result = await run(template, MIXED, {"double": double, "triple": triple}, limits, watched=watched)
     assert result.error is None, result.error
     assert result.value == EXPECTED
     assert result.calls == 43
-    assert worker.healthy
 
 
 @pytest.mark.parametrize("watched", [True, False], ids=["reader-callback", "task-reads"])
-async def test_the_call_limit_and_the_timeout_hold_whoever_reads_the_pipe(worker: WorkerProcess, watched: bool) -> None:
+async def test_the_call_limit_and_the_timeout_hold_whoever_reads_the_pipe(template: Template, watched: bool) -> None:
     """Past `calls` the code gets a `call_limit` error; a call that outlasts `timeout` ends the run as `timeout`."""
-    if not watched:
-        worker.pipe.watch = lambda callback: False  # type: ignore[method-assign]
 
     async def stuck(i: int) -> int:
         await anyio.sleep(30)
         return i
 
-    over = await run(worker, "for i in range(5):\n    await triple(i + 1)", {"triple": triple}, Limits(calls=3))
+    code = "for i in range(5):\n    await triple(i + 1)"
+    over = await run(template, code, {"triple": triple}, Limits(calls=3), watched=watched)
     assert over.error is not None
     assert (over.error.kind, over.calls) == ("call_limit", 3)
-    late = await run(worker, "return await stuck(1)", {"stuck": stuck}, Limits(timeout=0.5))
+    late = await run(template, "return await stuck(1)", {"stuck": stuck}, Limits(timeout=0.5), watched=watched)
     assert late.error is not None
     assert late.error.kind == "timeout"
-    assert not worker.healthy  # cut off mid-run: the pool replaces it
 
 
 async def test_sequential_calls_that_have_to_wait_are_answered_by_one_task() -> None:
@@ -135,7 +134,7 @@ async def test_sequential_calls_that_have_to_wait_are_answered_by_one_task() -> 
         "s = [await where(i) for i in range(10)]\n"
         "return s + await asyncio.gather(*[where(i) for i in range(5)])"
     )
-    async with Sandbox(workers=1, limits=Limits(timeout=10.0)) as sb:
+    async with Sandbox(max_runs=1, limits=Limits(timeout=10.0)) as sb:
         result = await sb.run(code, functions={"where": where})
     assert result.value == [*range(10), *range(5)]
     assert len(set(map(id, tasks[:10]))) == 1
@@ -172,84 +171,6 @@ async def test_admission_wakes_a_reader_waiting_for_room() -> None:
         assert woke == []
         admission.release(1)
     assert woke == [False]
-
-
-def test_the_cpu_clock_reads_a_live_process_and_nothing_once_it_is_gone() -> None:
-    """A clock on a child reads what `/proc` says while it runs, and None after it exited, even if the pid is reused."""
-    if cpu_seconds(os.getpid()) is None:
-        pytest.skip("needs /proc to read a process's CPU time")
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
-    clock = CpuClock(child.pid)
-    try:
-        seconds = clock.seconds()
-        assert seconds is not None
-        assert seconds == cpu_seconds(child.pid)
-    finally:
-        assert child.stdin is not None
-        child.stdin.close()
-        child.wait()
-    assert clock.seconds() is None
-    clock.close()
-    clock.close()  # twice is fine
-    assert clock.seconds() is None
-
-
-def test_a_result_within_every_limit_is_returned_as_it_came() -> None:
-    """Nothing to cut from a scalar value: the checked result is the worker's own object, and nothing was wrong."""
-    result = RunResult(value="done", stdout="hi\n", calls=2)
-    checked, lied = checked_result(result, limits=Limits(), keeps=False, reserved=())
-    assert checked is result
-    assert not lied
-    cut, lied = checked_result(RunResult(value="x" * 50), limits=Limits(result=10), keeps=False, reserved=())
-    assert cut.value is None
-    assert cut.error is not None
-    assert (cut.error.kind, lied) == ("result_limit", True)
-
-
-@pytest.mark.parametrize(
-    ("value", "limit", "error"),
-    [
-        (None, 19, None),
-        (False, 19, None),
-        (-(10**18) + 1, 19, None),
-        (10**18, 18, "result_limit"),  # 19 characters, over a limit of 18
-        (12345, 4, "result_limit"),  # a short int is still measured against a limit below any scalar's bound
-        (10**40, 1024, None),  # past the shortcut's range: checked and measured in full, and within the limit
-        (2**10_001, 10**6, "runtime"),  # more bits than a worker lets through
-    ],
-    ids=["none", "false", "long-negative", "over-18", "over-4", "beyond-the-shortcut", "too-many-bits"],
-)
-def test_a_scalar_result_is_kept_exactly_when_the_workers_rules_and_the_result_limit_allow(
-    value: object, limit: int, error: str | None
-) -> None:
-    """Small ints, None and bools skip the full check only where they cannot be over the limit."""
-    result = RunResult(value=value)
-    checked, lied = checked_result(result, limits=Limits(result=limit), keeps=False, reserved=())
-    assert (checked is result, lied) == (error is None, error is not None)
-    if error is not None:
-        assert checked.error is not None
-        assert (checked.value, checked.error.kind) == (None, error)
-
-
-REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST", default="none")
-
-
-async def test_a_sync_function_sees_the_context_of_each_runs_caller() -> None:
-    """Each run's sync calls see the `ContextVar`s of the task that called `run`, not those of an earlier run."""
-
-    def request() -> str:
-        return REQUEST.get()
-
-    async def one(name: str, sb: Sandbox) -> object:
-        REQUEST.set(name)  # in this task's own context
-        return (await sb.run("return [await request(), await request()]", functions={"request": request})).value
-
-    async with Sandbox(workers=1, limits=Limits(timeout=10.0)) as sb:
-        seen = [await one("first", sb)]
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: _into(seen, one("second", sb)))
-        seen.append(await one("third", sb))
-    assert seen == [["first", "first"], ["second", "second"], ["third", "third"]]
 
 
 async def _into(seen: list[object], value: Coroutine[Any, Any, object]) -> None:

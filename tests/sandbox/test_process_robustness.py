@@ -1,6 +1,6 @@
-"""Process isolation under stress: a dying worker, frames over the size limit, calls left over from a run.
+"""Process isolation under stress: a dying run process, frames over the size limit, calls left over from a run.
 
-Whatever happens to the worker, `Sandbox.run` returns a result and the next run works; the caller's own
+Whatever happens to a run's process, `Sandbox.run` returns a result and the next run works; the caller's own
 cancellation still propagates. Each run has an id, and a call from code still running after its run ended is
 refused, never served by a later run's functions.
 """
@@ -17,15 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
+from confinement_kit import eventually
 
 from sandbox import Limits, Namespace, RunResult, Sandbox
 from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
-from sandbox._process import WorkerProcess
 from sandbox._protocol import MAX_FRAME
+from sandbox.host.process import RunProcess
+from sandbox.host.template import Template
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+
+    from anyio.abc import Process
 
 MiB = 1024 * 1024
 LIMIT_TEXT = f"{MAX_FRAME:,}"
@@ -42,9 +46,9 @@ def dedent(code: str) -> str:
 
 @contextlib.asynccontextmanager
 async def one_worker(limits: Limits = QUICK) -> AsyncIterator[Sandbox]:
-    """A fresh process sandbox with one worker, so consecutive runs land on the same worker."""
-    async with Sandbox(isolation="process", workers=1, limits=limits) as sandbox:
-        warm = await sandbox.run("return 0")  # the worker is up, so its pid can be compared across runs
+    """A fresh process sandbox that runs one run at a time."""
+    async with Sandbox(isolation="process", max_runs=1, limits=limits) as sandbox:
+        warm = await sandbox.run("return 0")
         assert warm.value == 0
         yield sandbox
 
@@ -62,12 +66,6 @@ async def run(sb: Sandbox, code: str, **kwargs: Any) -> RunResult:
         return await sb.run(dedent(code), **kwargs)
     except Exception as exc:  # noqa: BLE001  # a run must never raise into the host
         pytest.fail(f"run raised instead of returning a result: {exc!r}")
-
-
-def worker_pids(sb: Sandbox) -> set[int]:
-    """The process ids of the sandbox's live workers."""
-    assert sb._pool is not None
-    return {worker.process.pid for worker in sb._pool._workers}
 
 
 async def assert_still_works(sb: Sandbox) -> None:
@@ -91,31 +89,49 @@ next(it)
 """
 
 
-async def test_a_worker_that_dies_mid_run_is_a_crashed_result(sb: Sandbox) -> None:
-    """A segfault in the worker (C recursion through 300,000 nested `map`s) is `crashed`; a new worker takes over."""
-    before = worker_pids(sb)
+async def test_a_run_process_that_dies_mid_run_is_a_crashed_result(sb: Sandbox) -> None:
+    """A segfault in the run's process (C recursion through 300,000 nested `map`s) is `crashed`, with the stack."""
     result = await run(sb, DEEP_C_RECURSION)
     assert result.error is not None
     assert result.error.kind == "crashed", result.error
-    assert "worker process" in result.error.message
-    await assert_still_works(sb)
-    assert worker_pids(sb).isdisjoint(before)
-
-
-async def test_a_worker_that_died_while_idle_is_replaced_before_the_run(sb: Sandbox) -> None:
-    """A worker killed between runs is not handed a run: the run goes to a fresh worker and succeeds."""
-    assert sb._pool is not None
-    [worker] = sb._pool._workers
-    os.kill(worker.process.pid, signal.SIGKILL)
-    with anyio.fail_after(3):
-        await worker.process.wait()
+    assert "C stack overflow" in result.error.message
     await assert_still_works(sb)
 
 
-async def test_the_callers_cancellation_propagates_and_the_worker_is_replaced(sb: Sandbox) -> None:
-    """Cancelling the caller mid-run cancels `run` (no result is made up); the next run gets a fresh worker."""
+async def test_a_spare_that_died_while_it_waited_is_not_handed_a_run(sb: Sandbox) -> None:
+    """Run processes forked ahead and killed before a run takes them are skipped: the run succeeds."""
+    assert sb._template is not None
+    await eventually(lambda: bool(sb._template and sb._template._children))
+    spares = list(sb._template._children.values())
+    for spare in spares:
+        os.kill(spare.pid, signal.SIGKILL)
+    await eventually(lambda: all(spare.returncode is not None for spare in spares))  # the template reaped them
+    await assert_still_works(sb)
+
+
+async def test_a_template_that_died_is_started_again_and_a_run_in_flight_finishes() -> None:
+    """Killing the template mid-run ends nothing but the template: the run finishes, and the next ones work."""
+    async with one_worker(Limits(timeout=10.0)) as sb:
+        assert sb._template is not None
+        template = sb._template.pid
+        assert template is not None
+
+        async def kill_template() -> str:
+            os.kill(template, signal.SIGKILL)
+            await anyio.sleep(0.2)
+            return "killed"
+
+        done = await run(sb, "return await kill_template()", functions={"kill_template": kill_template})
+        assert (done.value, done.error) == ("killed", None)
+        for _ in range(3):
+            await assert_still_works(sb)
+        assert sb._template.pid not in (None, template)
+        assert sb._template.restarts == 1
+
+
+async def test_the_callers_cancellation_propagates_and_the_next_run_works(sb: Sandbox) -> None:
+    """Cancelling the caller mid-run cancels `run` (no result is made up); the next run works."""
     outcomes: list[RunResult] = []
-    before = worker_pids(sb)
     with anyio.move_on_after(2.5) as scope:
 
         async def begin() -> None:
@@ -126,7 +142,6 @@ async def test_the_callers_cancellation_propagates_and_the_worker_is_replaced(sb
     assert outcomes == []
     assert scope.cancelled_caught
     await assert_still_works(sb)
-    assert worker_pids(sb).isdisjoint(before)
 
 
 async def test_a_failing_namespace_resolver_is_an_error_the_code_sees(sb: Sandbox) -> None:
@@ -166,7 +181,6 @@ async def test_a_host_reply_over_the_frame_limit_is_an_error_the_code_sees(sb: S
         message = str(error)
     return [message, await small()]
     """
-    before = worker_pids(sb)
     result = await run(sb, code, functions={"big": big, "small": small})
     assert result.error is None, result.error
     message, after = result.value  # type: ignore[misc]
@@ -175,7 +189,6 @@ async def test_a_host_reply_over_the_frame_limit_is_an_error_the_code_sees(sb: S
     assert after == "fine"
     assert result.calls == 2
     await assert_still_works(sb)
-    assert worker_pids(sb) == before  # the worker stayed healthy and was reused
 
 
 async def test_an_uncaught_oversized_host_reply_fails_the_run_as_a_runtime_error(sb: Sandbox) -> None:
@@ -218,14 +231,12 @@ async def test_a_result_over_the_frame_limit_is_a_result_limit_error() -> None:
     """With `Limits.result` above the frame limit, a 70 MiB value is `result_limit`, not a worker left hanging."""
     limits = Limits(timeout=3.0, memory=1024 * MiB, result=1024 * MiB)
     async with one_worker(limits) as sb:
-        before = worker_pids(sb)
         with anyio.fail_after(4.5):  # a lost `done` would only end at the wall clock, as a timeout
             result = await run(sb, "chunk = '#' * (1024 * 1024)\nprint('hi')\nreturn [chunk] * 70")
         assert result.error is not None
         assert result.error.kind == "result_limit", result.error
         assert LIMIT_TEXT in result.error.message
         await assert_still_works(sb)
-        assert worker_pids(sb) == before
 
 
 # -- 3. calls left over from an earlier run ------------------------------------------------------------------------
@@ -261,7 +272,7 @@ return 1
 
 @pytest.mark.parametrize("code", [LATE_GENERATOR, LATE_TASK], ids=["async_generator_finally", "stubborn_task"])
 async def test_a_call_left_over_from_a_run_reaches_no_host_function(sb: Sandbox, code: str) -> None:
-    """Code still running after its run ended is never served by the next run's functions (on the same worker)."""
+    """Code still running after its run ended is never served by the next run's functions."""
     first: list[object] = []
     second: list[object] = []
 
@@ -275,17 +286,17 @@ async def test_a_call_left_over_from_a_run_reaches_no_host_function(sb: Sandbox,
 
     result = await run(sb, code, functions={"echo": first_echo})
     assert result.error is None, result.error
-    # The next run, on the same worker, is live while the leftover code makes its call.
+    # The next run is live while the leftover code would make its call (its process is gone with its run).
     after = await run(sb, "import asyncio\nawait asyncio.sleep(0.9)\nreturn 2", functions={"echo": second_echo})
     assert after.error is None, after.error
     assert after.value == 2
     assert second == []
 
 
-async def test_the_worker_sends_nothing_for_a_run_that_is_over() -> None:
-    """At the protocol level: `done` carries the run's id, and a leftover call never crosses the pipe."""
-    worker = await WorkerProcess.start(0, Confinement())
-    try:
+async def test_the_run_process_sends_nothing_for_a_run_that_is_over() -> None:
+    """At the protocol level: `done` carries the run's id, no leftover call crosses the pipe, and the process ends."""
+    async with Template(confinement=Confinement(), spares=0) as template:
+        worker = await template.take()
         await worker.send(
             {
                 "t": "run",
@@ -299,11 +310,8 @@ async def test_the_worker_sends_nothing_for_a_run_that_is_over() -> None:
         with anyio.fail_after(3):
             done = await worker.receive()
         assert (done["t"], done["run"], done["result"]["value"]) == ("done", 41, 1)
-        with anyio.move_on_after(0.6) as quiet:
-            late = await worker.receive()
-            pytest.fail(f"the worker sent a frame after the run was over: {late}")
-        assert quiet.cancelled_caught
-    finally:
+        with anyio.fail_after(3), pytest.raises(anyio.EndOfStream):  # it exits right after `done`, saying nothing
+            await worker.receive()
         await worker.kill()
 
 
@@ -338,9 +346,7 @@ async def test_the_host_refuses_stale_calls_and_survives_malformed_frames(tmp_pa
         called.append(value)
         return value
 
-    worker = await WorkerProcess.spawn(
-        [sys.executable, "-c", ROGUE_WORKER], env={**os.environ, "PYTHONPATH": ROOT}, workdir=str(tmp_path)
-    )
+    worker, process = await spawn_rogue(ROGUE_WORKER, tmp_path)
     try:
         with anyio.fail_after(5):
             assert (await worker.receive())["t"] == "ready"
@@ -353,17 +359,15 @@ async def test_the_host_refuses_stale_calls_and_survives_malformed_frames(tmp_pa
             bogus = await worker.run("", limits=QUICK, dispatcher=_dispatcher(echo), error_names=())
             assert bogus.error is not None
             assert bogus.error.kind == "crashed"
-            assert not worker.healthy
     finally:
         await worker.kill()
+        await process.aclose()
 
 
 async def test_a_worker_cut_off_mid_frame_is_a_crashed_result(tmp_path: Path) -> None:
     """A frame header promising more than the worker sends before dying is `crashed`, not `IncompleteRead`."""
     script = ROGUE_WORKER.replace('"kind": "bogus"', '"kind": "runtime"')
-    worker = await WorkerProcess.spawn(
-        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": ROOT}, workdir=str(tmp_path)
-    )
+    worker, process = await spawn_rogue(script, tmp_path)
 
     async def echo(value: object) -> object:
         return value
@@ -378,6 +382,18 @@ async def test_a_worker_cut_off_mid_frame_is_a_crashed_result(tmp_path: Path) ->
         assert cut.error.kind == "crashed"
     finally:
         await worker.kill()
+        await process.aclose()
+
+
+async def spawn_rogue(script: str, workdir: Path) -> tuple[RunProcess, Process]:
+    """A stand-in run process speaking the protocol on its stdin and stdout, and the host's handle on it."""
+    child_in, to_child = os.pipe()
+    from_child, child_out = os.pipe()
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    process = await anyio.open_process([sys.executable, "-c", script], stdin=child_in, stdout=child_out, env=env)
+    os.close(child_in)
+    os.close(child_out)
+    return RunProcess(process.pid, os.pidfd_open(process.pid), to_child=to_child, from_child=from_child), process
 
 
 def _dispatcher(echo: Any) -> Dispatcher:

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import subprocess
-import sys
-import time
-from types import SimpleNamespace
 
 import anyio
 import anyio.lowlevel
@@ -23,9 +19,7 @@ import pytest
 from sandbox import Limits, Sandbox
 from sandbox._alarm import Alarm
 from sandbox._dispatch import Dispatcher
-from sandbox._distrust import IDLE_CPU, CpuClock, cpu_seconds
 from sandbox._hostcall import Call, HostFailure
-from sandbox._pool import _rested
 
 pytestmark = pytest.mark.anyio
 
@@ -45,7 +39,7 @@ async def test_an_async_function_sees_the_context_of_each_runs_caller() -> None:
         USER.set(name)
         return (await sb.run(code, functions={"user": user})).value
 
-    async with Sandbox(workers=1, limits=Limits(timeout=10.0)) as sb:
+    async with Sandbox(max_runs=1, limits=Limits(timeout=10.0)) as sb:
         seen = [await one("first", sb)]
         async with anyio.create_task_group() as group:
 
@@ -76,7 +70,7 @@ async def test_a_call_the_code_stopped_waiting_for_is_cancelled_when_the_run_end
         "except asyncio.TimeoutError:\n"
         "    return 'gave up'"
     )
-    async with Sandbox(workers=1, limits=Limits(timeout=20.0)) as sb:
+    async with Sandbox(max_runs=1, limits=Limits(timeout=20.0)) as sb:
         with anyio.fail_after(15):
             result = await sb.run(code, functions={"stuck": stuck})
         assert (result.value, result.error) == ("gave up", None)
@@ -99,7 +93,7 @@ async def test_a_host_functions_own_cancel_scopes_work_in_its_answering_task() -
         return "never"
 
     code = "import asyncio\nreturn await asyncio.gather(*[patient(i) for i in range(3)])"
-    async with Sandbox(workers=1, limits=Limits(timeout=10.0)) as sb:
+    async with Sandbox(max_runs=1, limits=Limits(timeout=10.0)) as sb:
         result = await sb.run(code, functions={"patient": patient})
     assert result.value == ["moved on 0", "moved on 1", "moved on 2"]
 
@@ -191,28 +185,6 @@ async def test_a_sync_functions_scalar_result_is_given_back_or_refused_as_check_
         outcome = failure.type_name
     assert outcome == expected
     assert type(outcome) is type(expected)
-
-
-@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
-def test_a_worker_given_back_moments_ago_is_lent_unread_and_one_given_back_long_ago_is_read() -> None:
-    """A second after a worker's return it may have spun: `/proc` is read. Right after, it cannot have used enough."""
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
-    clock = CpuClock(child.pid)
-    try:
-        now = clock.seconds()
-        assert now is not None
-        spun = now - 4 * IDLE_CPU  # as if it had used a second of CPU since it was given back
-        worker = SimpleNamespace(cpu=clock, idle_cpu=spun, idle_since=time.monotonic())
-        assert _rested(worker)  # type: ignore[arg-type]  # no read: a second of CPU cannot fit in the time since
-        worker.idle_since -= 10.0
-        assert not _rested(worker)  # type: ignore[arg-type]  # read: it used a second
-        worker.idle_cpu = now
-        assert _rested(worker)  # type: ignore[arg-type]  # read: it used nothing
-    finally:
-        assert child.stdin is not None
-        child.stdin.close()
-        child.wait()
-        clock.close()
 
 
 async def test_the_alarm_rings_at_each_runs_deadline_with_one_timer_left_between_runs() -> None:

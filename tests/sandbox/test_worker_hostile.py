@@ -1,36 +1,38 @@
-"""A compromised worker process: the host takes nothing it sends on trust.
+"""A compromised run process: the host takes nothing it sends on trust.
 
-Code that gets past the policy holds its worker. Each test runs a real worker process whose run path is replaced
-(`HOSTILE`, the pool's own worker with `Worker.run` overridden for code starting `#hostile`), as such code could
-replace it, and checks what the host does with what that worker sends: results past the run's limits, forged
-error kinds, floods of calls, CPU burnt between runs, and state kept for later runs.
+Code that gets past the policy holds its run's process. Each test runs real run processes whose run path is
+replaced (`HOSTILE`, a sandbox's own run process with `Worker.run` overridden for code starting `#hostile`), as
+such code could replace it, and checks what the host does with what that process sends: results past the run's
+limits, forged error kinds, floods of calls, code left running after `done`, and state kept for later runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 import pytest
+from confinement_kit import eventually
 
 from sandbox import Limits, Sandbox
 from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
-from sandbox._distrust import IDLE_CPU, cpu_seconds
 from sandbox._pipe import MAX_UNREAD, MAX_VALUES
-from sandbox._pool import IDLE_WATCH
-from sandbox._process import WorkerProcess
+from sandbox.host.template import Template
 from sandbox.limits import calls_message, timeout_message
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from sandbox.host.process import RunProcess
+
 HOSTILE = r"""
 import asyncio, gc, os, resource, signal, time
-from sandbox import _compile, _worker
+from sandbox import _compile
+from sandbox.worker import main as _worker
 from sandbox._protocol import HEADER, encode
 from sandbox._hostcall import Call, HostFailure
 
@@ -65,9 +67,10 @@ class Hostile(_worker.Worker):
             calls = [self.call(run_id, Call("slow", None, [payload], {})) for _ in range(30)]
             values = await asyncio.gather(*calls, return_exceptions=True)
             return self.done(run_id, {"value": [v if isinstance(v, int) else repr(v) for v in values]})
-        if name == "defy":  # what the CPU rlimit cannot stop: `SIGXCPU` ignored, the soft limit raised to the hard
+        if name == "defy":  # what the CPU soft limit cannot stop: `SIGXCPU` ignored, the soft limit raised
             signal.signal(signal.SIGXCPU, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_CPU, (_worker.CPU_CEILING, _worker.CPU_CEILING))
+            hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+            resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
             name = "spin"
         if name == "mixed":
             async def quick_later():
@@ -118,21 +121,34 @@ _worker.main(Hostile)
 
 
 @contextlib.asynccontextmanager
-async def hostile(limits: Limits, *, fresh: bool = False, idle_watch: float = IDLE_WATCH) -> AsyncIterator[Sandbox]:
-    """A one-worker process sandbox whose workers run `HOSTILE` (its pool looks at idle workers so often)."""
-    sandbox = Sandbox(isolation="process", workers=1, limits=limits, fresh_workers=fresh)
-    assert sandbox._pool is not None
-    sandbox._pool.entry = ("-c", HOSTILE)
-    sandbox._pool.idle_watch = idle_watch
+async def hostile(limits: Limits) -> AsyncIterator[Sandbox]:
+    """A process sandbox whose run processes run `HOSTILE`; `taken` lists the pid of each run's process."""
+    sandbox = Sandbox(isolation="process", limits=limits)
+    assert sandbox._template is not None
+    sandbox._template.entry = ("-c", HOSTILE)
+    take = sandbox._template.take
+    pids: list[int] = []
+
+    async def taken(memory: int | None = None) -> RunProcess:
+        child = await take(memory)
+        pids.append(child.pid)
+        return child
+
+    sandbox._template.take = taken  # type: ignore[method-assign]
+    sandbox.taken = pids  # type: ignore[attr-defined]
     async with sandbox:
         yield sandbox
 
 
-def pid(sb: Sandbox) -> int:
-    """The process id of the sandbox's one idle worker."""
-    assert sb._pool is not None
-    [worker] = sb._pool._workers
-    return worker.process.pid
+@contextlib.asynccontextmanager
+async def hostile_process() -> AsyncIterator[RunProcess]:
+    """One run process running `HOSTILE`, for a test that serves its run with a dispatcher of its own."""
+    async with Template(confinement=Confinement(), entry=("-c", HOSTILE), spares=0) as template:
+        worker = await template.take()
+        try:
+            yield worker
+        finally:
+            await worker.kill()
 
 
 MiB = 1024 * 1024
@@ -142,7 +158,6 @@ SMALL = Limits(timeout=5.0, result=1024, output=1024, variables=1024)
 async def test_a_result_past_the_runs_limits_is_cut_by_the_host_with_the_workers_own_words() -> None:
     """A `done` frame past `result`, `output` and `variables` (a `__builtins__` one too) is cut as a worker would."""
     async with hostile(SMALL) as sb:
-        before = pid(sb)
         result = await sb.run("#hostile oversized", variables={})
         assert result.value is None
         assert result.stdout == "o" * 512 + "\n[... 3,976 characters cut ...]\n" + "o" * 512
@@ -152,7 +167,6 @@ async def test_a_result_past_the_runs_limits_is_cut_by_the_host_with_the_workers
         assert result.dropped_variables == {"big": "too large: 5,002 bytes of JSON, over the 1,024 left for variables"}
         after = await sb.run("return 2", variables=result.variables)  # the kept variables are usable as they are
         assert (after.value, after.error) == (2, None)
-        assert pid(sb) != before
 
 
 async def test_a_value_past_the_result_limit_from_a_worker_is_a_result_limit_error() -> None:
@@ -171,14 +185,12 @@ async def test_a_value_past_the_result_limit_from_a_worker_is_a_result_limit_err
 async def test_an_error_kind_outside_the_closed_set_is_refused_and_the_worker_replaced() -> None:
     """A forged `done` with an unknown kind is a protocol violation: `crashed`, never the forged kind."""
     async with hostile(SMALL) as sb:
-        before = pid(sb)
         result = await sb.run("#hostile kind")
         assert result.error is not None
         assert result.error.kind == "crashed"
         assert "a `done` frame with an unknown error kind" in result.error.message
         after = await sb.run("return 3")
         assert after.value == 3
-        assert pid(sb) != before
 
 
 async def test_a_worker_past_its_call_limit_is_killed_and_the_run_says_so() -> None:
@@ -190,7 +202,6 @@ async def test_a_worker_past_its_call_limit_is_killed_and_the_run_says_so() -> N
         return len(data)
 
     async with hostile(Limits(timeout=5.0, calls=5)) as sb:
-        before = pid(sb)
         result = await sb.run("#hostile flood", functions={"slow": slow})
         assert result.error is not None
         assert result.error.kind == "call_limit"
@@ -198,7 +209,6 @@ async def test_a_worker_past_its_call_limit_is_killed_and_the_run_says_so() -> N
         assert len(served) <= 5
         after = await sb.run("return 4")
         assert after.value == 4
-        assert pid(sb) != before
 
 
 async def test_the_host_holds_a_bounded_number_of_calls_however_fast_a_worker_sends_them() -> None:
@@ -215,11 +225,8 @@ async def test_the_host_holds_a_bounded_number_of_calls_however_fast_a_worker_se
         return finished
 
     dispatcher = Dispatcher({"slow": slow}, limits, limit=True)
-    worker = await WorkerProcess.start(0, Confinement(), entry=("-c", HOSTILE))
-    try:
+    async with hostile_process() as worker:
         result = await worker.run("#hostile burst", limits=limits, dispatcher=dispatcher, error_names=())
-    finally:
-        await worker.kill()
     assert result.error is None, result.error
     assert result.value == list(range(1, 31))
     assert max(held) <= 2  # `2 * concurrent_calls` held at most; without the bound, all 30 at once
@@ -241,44 +248,22 @@ async def test_a_sync_function_waits_for_a_free_slot_held_by_an_async_call() -> 
         return 2
 
     dispatcher = Dispatcher({"slow": slow, "quick": quick}, limits, limit=True)
-    worker = await WorkerProcess.start(0, Confinement(), entry=("-c", HOSTILE))
-    try:
+    async with hostile_process() as worker:
         result = await worker.run("#hostile mixed", limits=limits, dispatcher=dispatcher, error_names=())
-    finally:
-        await worker.kill()
     assert result.error is None, result.error
     assert result.value == [1, 2]
     assert order == ["slow begins", "slow ends", "quick"]
 
 
-@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
-async def test_a_worker_that_computes_between_runs_is_replaced_before_the_next_run() -> None:
-    """Code left spinning on the worker's loop after `done`: the pool sees its CPU time grow and hands out another."""
-    async with hostile(Limits(timeout=5.0), idle_watch=3600) as sb:  # the check at the next run, not the idle one
-        spun = await sb.run("#hostile spin")
-        assert spun.value == "ok"
-        spinner = pid(sb)
-        start = cpu_seconds(spinner)
-        assert start is not None
-        for _ in range(400):  # the spinning process's CPU time, read from /proc: no event to wait on
-            if (cpu_seconds(spinner) or 0.0) - start > 2 * IDLE_CPU:
-                break
-            await anyio.sleep(0.05)
-        after = await sb.run("return 5")
-        assert after.value == 5
-        assert pid(sb) != spinner
-
-
-@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
-async def test_a_worker_spinning_after_its_run_is_stopped_by_its_cpu_rlimit() -> None:
-    """The CPU soft limit is the run's wall clock: a worker spinning after a 0.1 s run gets `SIGXCPU`."""
-    async with hostile(Limits(timeout=0.1), idle_watch=3600) as sb:  # the pool's own look at idle workers held off
-        assert (await sb.run("#hostile spin")).value == "ok"
-        assert sb._pool is not None
-        [worker] = sb._pool._workers
-        with anyio.fail_after(40):
-            await worker.process.wait()
-        assert worker.process.returncode == -signal.SIGXCPU
+@pytest.mark.parametrize("attack", ["spin", "defy"])
+async def test_code_left_spinning_after_done_ends_with_its_process(attack: str) -> None:
+    """A spin left on the loop after `done` (with `SIGXCPU` ignored and its soft limit raised, or not) is gone with
+    the run: the host ends the run's process, and the next run works."""
+    async with hostile(Limits(timeout=5.0)) as sb:
+        assert (await sb.run(f"#hostile {attack}")).value == "ok"
+        spinner = sb.taken[-1]  # type: ignore[attr-defined]
+        await eventually(lambda: not Path(f"/proc/{spinner}").exists())  # killed by the host, reaped by the template
+        assert (await sb.run("return 5")).value == 5
 
 
 async def test_a_worker_that_never_reads_its_replies_gets_no_more_of_its_calls_answered() -> None:
@@ -312,53 +297,34 @@ async def test_a_done_frame_with_numbers_out_of_range_is_read_without_raising() 
 async def test_a_frame_of_more_values_than_an_honest_worker_sends_is_refused_before_it_is_parsed(values: str) -> None:
     """2,100,000 `[]` or `"ab"` in one call frame (28 and 12 times their size once parsed): `crashed`, unparsed."""
     async with hostile(SMALL) as sb:
-        before = pid(sb)
         result = await sb.run(f"#hostile {values}")
         assert result.error is not None
         refused = f"a frame of more than {MAX_VALUES:,} values"
         assert (result.error.kind, result.error.message) == (
             "crashed",
-            f"the worker process broke the protocol ({refused}); it was replaced and the code stopped",
+            f"the run's process broke the protocol ({refused}); it was stopped with its code",
         )
         assert (await sb.run("return 8")).value == 8
-        assert pid(sb) != before
 
 
 async def test_names_and_counts_past_what_the_run_could_make_are_cut_and_the_worker_replaced() -> None:
     """A 300-character or non-identifier name assigned, a 602-character call label, 10**6 calls, 1e9 seconds."""
     async with hostile(SMALL) as sb:
-        before = pid(sb)
         result = await sb.run("#hostile counts")
         assert (result.value, result.error) == (1, None)
         assert (result.assigned, result.names, result.calls, result.duration) == (("ok",), ("t.y",), 1000, 6.0)
         assert (await sb.run("return 9")).value == 9
-        assert pid(sb) != before
 
 
 async def test_a_value_deeper_than_a_worker_converts_is_refused_by_the_host() -> None:
     """150 nested lists (a worker stops at 100): the worker's own `TypeError`, no value, the worker replaced."""
     async with hostile(SMALL) as sb:
-        before = pid(sb)
         result = await sb.run("#hostile deep")
         assert result.value is None
         assert result.error is not None
         deep = "the returned value" + "[0]" * 100 + " is nested more than 100 levels deep"
         assert (result.error.kind, result.error.type_name, result.error.message) == ("runtime", "TypeError", deep)
         assert (await sb.run("return 1")).value == 1
-        assert pid(sb) != before
-
-
-@pytest.mark.skipif(cpu_seconds(1) is None, reason="needs /proc to read a process's CPU time")
-async def test_a_worker_that_defies_its_cpu_rlimit_is_killed_while_the_pool_is_idle() -> None:
-    """`SIGXCPU` ignored, the soft limit raised, a spin after `done`: the idle pool kills it, no run asking."""
-    async with hostile(Limits(timeout=0.1)) as sb:
-        assert (await sb.run("#hostile defy")).value == "ok"
-        assert sb._pool is not None
-        [worker] = sb._pool._workers
-        with anyio.fail_after(20):  # about `IDLE_WATCH`; without the pool's look, up to an hour of CPU
-            await worker.process.wait()
-        assert worker.process.returncode == -signal.SIGKILL
-        assert (await sb.run("return 10")).value == 10
 
 
 async def test_a_workers_environment_is_the_scrubbed_one_without_the_hosts_import_path() -> None:
@@ -373,29 +339,22 @@ async def test_a_workers_environment_is_the_scrubbed_one_without_the_hosts_impor
     }
 
 
-async def test_by_default_a_worker_serves_later_runs_of_the_same_sandbox() -> None:
-    """The trust model, pinned: runs of one sandbox share its workers, so a hook left by one rewrites the next."""
+async def test_a_hook_left_by_one_run_never_reaches_a_later_run() -> None:
+    """The trust model, pinned: a hook installed by one run dies with its process, and no later process holds an
+    earlier run's source."""
     async with hostile(SMALL) as sb:
-        assert (await sb.run("#hostile persist")).value == "installed"
-        assert (await sb.run("return 'mine'")).value == "SPOOFED"
-
-
-async def test_fresh_workers_give_each_run_a_worker_no_run_has_used() -> None:
-    """`fresh_workers=True`: the hook dies with its worker, and no later worker holds an earlier run's source."""
-    async with hostile(SMALL, fresh=True) as sb:
         assert (await sb.run("#hostile persist")).value == "installed"
         assert (await sb.run("return 'mine'")).value == "mine"
         assert (await sb.run("api_key = 'VICTIM-SECRET'\nreturn len(api_key)")).value == 13
         assert (await sb.run("#hostile cache")).value == []
+        assert len(set(sb.taken)) == 4  # type: ignore[attr-defined]
 
 
-async def test_a_run_cut_off_by_its_timeout_does_not_leave_its_worker_in_the_pool() -> None:
-    """A run that reached `timeout` mid-work gets its worker replaced; the next run is on a new one."""
+async def test_a_run_cut_off_by_its_timeout_ends_with_its_process_and_the_next_run_works() -> None:
+    """A run that reached `timeout` mid-work is killed with its process; the next run is on a new one."""
     async with hostile(Limits(timeout=0.3)) as sb:
-        before = pid(sb)
         stopped = await sb.run("while True:\n    pass")
         assert stopped.error is not None
         assert stopped.error.kind == "timeout"
         after = await sb.run("return 6")
         assert after.value == 6
-        assert pid(sb) != before

@@ -1,9 +1,7 @@
-"""The worker's own work per run and per call: `run` frames taken straight from the pipe, frames read in pieces.
+"""Each run's own process, seen from inside: a new process per run, nothing one run leaves reaches the next.
 
-A worker used run after run takes each `run` frame in the task of the run before, with no turn of its event loop,
-as long as that loop has nothing else to do; a callback or timer a run left sends the next run through the loop.
-Each test runs a real worker process (`COUNTING`: the pool's worker, its `Worker.run` wrapped to say which task
-ran it, for code starting `#counting`).
+Each test runs real run processes (`COUNTING`: a sandbox's run process, its `Worker.run` wrapped to report what
+it sees, for code starting `#counting`).
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ if TYPE_CHECKING:
 COUNTING = r"""
 import asyncio
 import os
-from sandbox import _worker
+from sandbox.worker import main as _worker
 
 class Counting(_worker.Worker):
     tasks = []
@@ -53,36 +51,28 @@ _worker.main(Counting)
 
 
 @contextlib.asynccontextmanager
-async def counting(limits: Limits | None = None, *, workers: int = 1) -> AsyncIterator[Sandbox]:
-    """A process sandbox (one worker unless told) whose workers run `COUNTING`."""
-    sandbox = Sandbox(isolation="process", workers=workers, limits=limits or Limits(timeout=5.0))
-    assert sandbox._pool is not None
-    sandbox._pool.entry = ("-c", COUNTING)
+async def counting(limits: Limits | None = None) -> AsyncIterator[Sandbox]:
+    """A process sandbox whose run processes run `COUNTING`."""
+    sandbox = Sandbox(isolation="process", limits=limits or Limits(timeout=5.0))
+    assert sandbox._template is not None
+    sandbox._template.entry = ("-c", COUNTING)
     async with sandbox:
         yield sandbox
 
 
-async def test_runs_one_after_another_are_taken_by_one_task_of_the_worker() -> None:
-    """Ten runs in a row, host calls among them, each with its own result: one task of the worker ran them all."""
+async def test_runs_one_after_another_or_at_once_each_get_a_process_of_their_own() -> None:
+    """Five runs in a row, then two at once: seven process ids, none seen twice; each process ran one task."""
 
     def echo(value: int) -> int:
         return value
 
     async with counting() as sb:
-        values = [(await sb.run(f"return {i} + await echo({i})", functions={"echo": echo})).value for i in range(5)]
-        values += [(await sb.run(f"return {i}")).value for i in range(5, 10)]
-        assert values == [0, 2, 4, 6, 8, 5, 6, 7, 8, 9]
-        assert (await sb.run("#counting tasks")).value == 1
-
-
-async def test_runs_one_after_another_get_the_worker_given_back_last_and_runs_at_once_get_both() -> None:
-    """Of two warm workers, five runs in a row all get the same one (its caches are warm); two runs at once get two."""
-    async with counting(workers=2) as sb:
+        values = [(await sb.run(f"return {i} + await echo({i})", functions={"echo": echo})).value for i in range(3)]
+        assert values == [0, 2, 4]
         pids = [(await sb.run("#counting pid")).value for _ in range(5)]
-        assert len(set(pids)) == 1
         both = await asyncio.gather(sb.run("#counting pid"), sb.run("#counting pid"))
-        assert len({result.value for result in both}) == 2
-        assert pids[0] in {result.value for result in both}
+        assert len({*pids, *(result.value for result in both)}) == 7
+        assert (await sb.run("#counting tasks")).value == 1
 
 
 async def test_every_run_gives_the_event_loop_a_turn_even_when_its_answer_is_already_there() -> None:
@@ -96,7 +86,7 @@ async def test_every_run_gives_the_event_loop_a_turn_even_when_its_answer_is_alr
             turns += 1
             await asyncio.sleep(0)
 
-    async with Sandbox(isolation="process", workers=1) as sb:
+    async with Sandbox(isolation="process", max_runs=1) as sb:
         await sb.run("return 1")
         counter = asyncio.create_task(count())
         await asyncio.sleep(0)
@@ -109,17 +99,16 @@ async def test_every_run_gives_the_event_loop_a_turn_even_when_its_answer_is_alr
     assert turns >= 20
 
 
-async def test_a_timer_a_run_left_still_fires_between_runs_and_the_next_run_comes_through_the_loop() -> None:
-    """A callback due 10 ms after its run ran before the next run, which the event loop started in a new task."""
+async def test_a_timer_a_run_left_never_fires_in_a_later_run() -> None:
+    """A callback a run left due 10 ms after it ended is gone with its process: the next run never sees it fire."""
     async with counting() as sb:
         assert (await sb.run("#counting timer")).value == "left"
         await anyio.sleep(0.3)
-        assert (await sb.run("#counting fired")).value is True
-        assert (await sb.run("#counting tasks")).value == 2
+        assert (await sb.run("#counting fired")).value is False
 
 
 async def test_each_run_gets_its_own_limits_when_they_change_from_run_to_run() -> None:
-    """Limits that change between runs on one worker apply to each run as sent (the worker keeps the last ones)."""
+    """Limits that change from run to run apply to each run as sent."""
     loop = "n = 0\nfor i in range(10_000):\n    n += i\nreturn n"
     async with counting() as sb:
         tight, loose = Limits(timeout=5.0, operations=1_000), Limits(timeout=5.0)
@@ -132,7 +121,7 @@ async def test_each_run_gets_its_own_limits_when_they_change_from_run_to_run() -
 
 
 async def test_a_run_frame_and_a_reply_larger_than_the_pipe_arrive_whole() -> None:
-    """A 200 KB run frame and a 1 MB reply reach the worker in several reads and are put back together."""
+    """A 200 KB run frame and a 1 MB reply reach the run process in several reads and are put back together."""
 
     def blob(size: int) -> str:
         return "x" * size
@@ -145,7 +134,7 @@ async def test_a_run_frame_and_a_reply_larger_than_the_pipe_arrive_whole() -> No
 
 
 async def test_calls_and_runs_without_a_time_limit_wait_on_the_pipe_like_any_other() -> None:
-    """`timeout=inf`: the run's timer is at infinity; calls are answered and the next run is taken as usual."""
+    """`timeout=inf`: the run's timer is at infinity; calls are answered as usual."""
 
     def echo(value: int) -> int:
         return value
@@ -153,4 +142,3 @@ async def test_calls_and_runs_without_a_time_limit_wait_on_the_pipe_like_any_oth
     async with counting(Limits(timeout=math.inf)) as sb:
         values = [(await sb.run(f"return await echo({i}) + 1", functions={"echo": echo})).value for i in range(3)]
         assert values == [1, 2, 3]
-        assert (await sb.run("#counting tasks")).value == 1

@@ -21,7 +21,7 @@ INLINE = "inline isolation: the code runs in the host process, with no boundary 
 
 async def machine_layers() -> str:
     """How a default process sandbox reports its layers on this machine."""
-    async with Sandbox(workers=1) as sandbox:
+    async with Sandbox(max_runs=1) as sandbox:
         return str(sandbox.layers)
 
 

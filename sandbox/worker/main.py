@@ -1,10 +1,10 @@
-"""The worker process: `python -m sandbox._worker MEMORY_BYTES [CONFINEMENT]`.
+"""A run process's side of its pipes: `Worker` serves one run, then the process ends.
 
-It moves the protocol pipes off stdin/stdout (which then point at /dev/null), asks the kernel what confinement
-it offers, lowers its own resource limits, warms up, confines itself (`sandbox._confine_apply`), says `ready` with
-the layers it could not put up, and runs one piece of code at a time, sending host calls back over the pipe. It
-holds no state between runs but caches of compiled code. Each call carries the id of its run; code left running after
-its run ended (a task that ignored cancellation, an async generator's `finally`) cannot call the host any more.
+The template (`sandbox.worker.template`) forks a process per run; that process puts up its own layers, starts an
+event loop, seals itself with the full seccomp filter, says `ready` and waits for its `run` frame. It runs that one
+piece of code, sending host calls over its pipes, writes `done` and exits. Each call carries the id of its run;
+code left running after the run ended (a task that ignored cancellation) cannot call the host any more.
+`python -m sandbox.worker.main` starts a template whose processes run this `Worker`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,10 @@ import math
 import os
 import resource
 import select
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from sandbox._confine import Confinement
-from sandbox._confine_apply import enclose, probe_kernel, seal
-from sandbox._confine_warm import warm_up
+from sandbox._confine_apply import seal_child
 from sandbox._distrust import CPU_CEILING
 from sandbox._hostcall import HostFailure
 from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
@@ -41,61 +38,36 @@ if TYPE_CHECKING:
     from sandbox._jsonvalue import JsonValue
 
 
-def _detach_stdio() -> tuple[int, int]:
-    inbound, outbound = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
-    return inbound, outbound
-
-
-def _address_space() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-
-
 class _Memory:
-    """The worker's address-space limit: a hard ceiling fixed at start, and each run's own (lower) soft limit."""
+    """A run process's limits: a hard address space fixed at its fork, and its run's own when the run arrives."""
 
-    def __init__(self, ceiling: int) -> None:
-        self.base = _address_space() if ceiling > 0 and os.path.exists("/proc/self/statm") else 0
-        """Bytes mapped at start; each run may add its `Limits.memory` to these."""
-        self.hard = self.base + ceiling if self.base else resource.RLIM_INFINITY
-        self._soft: int | None = None  # the soft limit this object last set: none yet
+    def __init__(self, base: int, ceiling: int = 0) -> None:
+        self.base = base
+        """Bytes the template had mapped when it forked this process (0: unknown); the run may add its memory."""
+        self.ceiling = ceiling
+        """The most bytes any run of this process may add (0: no limit), fixed as its hard limit at the fork."""
+
+    def limit_fork(self) -> None:
+        """Fix the hard address space right after the fork: nothing this process runs can raise it."""
+        if self.base and self.ceiling > 0:
+            limit = self.base + self.ceiling
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     def limit_run(self, memory: int, timeout: float) -> None:
-        """Lower the soft limits to what this run may add (never above the ceilings, which nothing can raise).
+        """Set the run's address space (what the template had mapped, plus `memory`) and CPU time (its timeout).
 
-        The CPU soft limit is the run's wall clock from now: a worker that keeps computing after its run (code
-        that got past the policy, left spinning on the loop) gets `SIGXCPU` even if the host never looks.
+        Both limits are hard: code that got past the policy can neither raise them nor ignore `SIGXCPU` for long,
+        since the hard CPU limit a second later is `SIGKILL`.
         """
-        if self.base:
-            soft = self.hard if memory <= 0 else min(self.base + memory, self.hard)
-            if soft != self._soft:  # most runs ask for what the last one did: no system call
-                resource.setrlimit(resource.RLIMIT_AS, (soft, self.hard))
-                self._soft = soft
+        if self.base and memory > 0:
+            limit = self.base + (memory if self.ceiling <= 0 else min(memory, self.ceiling))
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         spent = time.process_time()  # the CPU time `RLIMIT_CPU` counts (user and system), without a `getrusage`
-        seconds = spent + timeout + 1 if math.isfinite(timeout) else CPU_CEILING  # the host kills at +1 s too
+        seconds = min(math.ceil(spent + timeout + 1), CPU_CEILING) if math.isfinite(timeout) else CPU_CEILING
         with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_CPU, (min(math.ceil(seconds), CPU_CEILING), CPU_CEILING))
-
-
-def _limit_resources(memory: _Memory) -> None:
-    limits = [
-        (resource.RLIMIT_CPU, CPU_CEILING),
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_FSIZE, 0),  # no file can be written
-    ]
-    if os.geteuid() != 0:  # root ignores it; a worker dropping root sets it after (`sandbox._confine_apply`)
-        limits.append((resource.RLIMIT_NPROC, 0))  # no process can be started
-    if memory.base:
-        limits.append((resource.RLIMIT_AS, memory.hard))
-    for which, value in limits:
-        try:
-            resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass  # a limit the platform does not allow lowering; the others still apply
+            resource.setrlimit(resource.RLIMIT_CPU, (seconds, min(seconds + 1, CPU_CEILING)))
 
 
 class Worker:
@@ -120,12 +92,6 @@ class Worker:
         """Done when the host closes the pipe or says `exit`; failed when it sends a malformed frame."""
         self.poller = select.poll()
         self.poller.register(inbound, select.POLLIN)
-        self.awaiting_run = False
-        """Whether the last run's task is blocked on the pipe for the next `run` frame (`take_run`)."""
-        self.next_run: dict[str, Any] | None = None
-        """A `run` frame read while `awaiting_run`: the waiting task runs it."""
-        self.limits: tuple[object, Limits] = ({}, Limits())
-        """The last run's limits, as sent and as read: most runs send the same ones."""
         self.loop_queues: tuple[collections.deque[Any], list[Any]] | None = None
         """The event loop's ready callbacks and timers, when it is the stock loop (`wait_here` looks at them)."""
 
@@ -263,49 +229,20 @@ class Worker:
             if future is not None and not future.done():
                 future.set_result(message)
         elif kind == "run":
-            if self.awaiting_run:
-                self.next_run = message
-            else:
-                self.run_task = asyncio.create_task(self.runs(message))
+            if self.run_task is None:  # a process serves one run; a second `run` frame is ignored
+                self.run_task = asyncio.create_task(self.run(message))
         elif kind == "exit":
             assert self.finished is not None
             self.finished.set_result(None)
         else:
             self.other(message)
 
-    async def runs(self, message: dict[str, Any]) -> None:
-        """Run `message`, then each `run` frame that comes while the loop has nothing else to do, in this task.
-
-        A worker used run after run then takes each `run` frame straight from the pipe, with no turn of the loop;
-        whatever a run left (a callback, a timer) ends the wait, and the next run comes through the loop instead.
-        """
-        next_run: dict[str, Any] | None = message
-        while next_run is not None:
-            await self.run(next_run)
-            next_run = self.take_run()
-
-    def take_run(self) -> dict[str, Any] | None:
-        """The next `run` frame if it comes while the loop has nothing else to do (`wait_here`); else None."""
-        self.awaiting_run = True
-        try:
-            self.wait_here(self.has_next_run)
-        finally:
-            self.awaiting_run = False
-        message, self.next_run = self.next_run, None
-        return message if self.finished is not None and not self.finished.done() else None
-
-    def has_next_run(self) -> bool:
-        """Whether a `run` frame is waiting for the task that asked for it."""
-        return self.next_run is not None
-
     async def run(self, message: dict[str, Any]) -> None:
         """Run one piece of code and send its result."""
         run_id = message.get("run")
         self.current_run = run_id
         try:
-            if message["limits"] != self.limits[0]:
-                self.limits = (message["limits"], Limits.from_json(message["limits"]))
-            limits = self.limits[1]
+            limits = Limits.from_json(message["limits"])
             self.memory.limit_run(limits.memory, limits.timeout)
             result = await run_code(
                 message["code"],
@@ -321,6 +258,8 @@ class Worker:
         finally:
             self.end_run()
         self.write(_done_frame(run_id, result))
+        if self.finished is not None and not self.finished.done():
+            self.finished.set_result(None)  # the run is this process's only one: it ends with it
 
     def end_run(self) -> None:
         """The run is over: calls still waiting for the host fail, and no new call is sent."""
@@ -339,8 +278,9 @@ class Worker:
             self.loop_queues = (ready, timers)
         os.set_blocking(self.inbound, False)
         self.finished = loop.create_future()
+        seal_child(self.missing)  # last: from here on the process can make no descriptor, process or connection
+        await _prewarm()
         loop.add_reader(self.inbound, self.readable)
-        seal(self.missing)  # last: from here on the worker can make no descriptor, process or connection
         self.send({"t": "ready", "pid": os.getpid(), "missing": self.missing})
         try:
             await self.finished
@@ -357,6 +297,19 @@ _BATCH_BYTES = 1 << 16
 _MAX_BLOCK_MS = 1000
 """The longest `wait_here` blocks at once when no timer is pending (the host's own deadline kills a stuck run)."""
 _RUN_OVER = "the run that made this call is over; code left running after a run ends cannot call the host"
+
+
+async def _prewarm() -> None:
+    """One trivial run before `ready`: the pages a run writes are copied from the template's now, not in the run."""
+    await run_code(_PREWARM, limits=Limits(), bridge=_no_host, functions={"f": None})
+
+
+async def _no_host(call: Call) -> JsonValue:
+    raise HostFailure("RuntimeError", "no host functions before the run")
+
+
+_PREWARM = "try:\n    await f(x=1)\nexcept Exception:\n    pass\nreturn 1"
+"""A trivial run with one host call (refused): the paths nearly every run takes."""
 
 
 def _done_frame(run_id: object, result: RunResult) -> bytes:
@@ -376,20 +329,13 @@ def _done_frame(run_id: object, result: RunResult) -> bytes:
 
 
 def main(worker: type[Worker] | None = None) -> None:
-    """Entry point of the worker process: `python -m sandbox._worker MEMORY [CONFINEMENT]`."""
-    os.environ.pop("PYTHONPATH", None)  # read at start-up already; where the host's install lives is not the code's
-    inbound, outbound = _detach_stdio()
-    probe_kernel()  # before the limits: finding libc starts `ldconfig` and may write a file, which they forbid
-    memory = _Memory(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
-    confinement = Confinement.from_arg(sys.argv[2]) if len(sys.argv) > 2 else Confinement()
-    _limit_resources(memory)
-    warm_up()
-    missing = enclose(confinement, keep=(inbound, outbound))
-    try:
-        asyncio.run((worker or Worker)(inbound, outbound, memory=memory, missing=missing).serve())
-    finally:
-        with contextlib.suppress(OSError):  # the host normally removes it; not if the host itself was killed
-            os.rmdir(os.getcwd())
+    """Entry point of the template process: `python -m sandbox.worker.main [CONFINEMENT]`.
+
+    `worker` is what each run process runs (a subclass serves more frames: the probe's, a test's hostile one).
+    """
+    from sandbox.worker.template import main as template_main  # the template imports this module
+
+    template_main(worker or Worker)
 
 
 if __name__ == "__main__":
