@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 from codemode._bulk import collector_paused
 from codemode._definitions import check_definition, collision_message, numbered_aliases, renamed
 from codemode._jsonl import tool_from_json_line
-from codemode._jsonschema import checked_schema
 from codemode._naming import close_matches, portable_alias
 from codemode.errors import CatalogError
+from codemode.schema._jsonschema import checked_schema
 from codemode.tools import Handler, Tool, tool_from_function
 
 if TYPE_CHECKING:

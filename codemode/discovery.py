@@ -2,7 +2,7 @@
 
 An announcement is conversation content, announcing what the model will use: the full stub of each tool the
 code called or described (once; its types written once per conversation, then referred to by name), one line for
-each tool the code only found (`codemode.stubs.render_line`), stubs of tools whose definition changed, and the names
+each tool the code only found (`codemode.schema.stubs`), stubs of tools whose definition changed, and the names
 of tools removed. Each full stub is preceded by a marker line naming the tool and a short hash of its stub, and each
 line ends with the same as a comment, so the state can be rebuilt from a stored history by reading the markers
 back, the same decisions included (which tools were shown as a line, which types are defined): the history is the
@@ -29,7 +29,7 @@ _SEEN_LINE = re.compile(r"^async def (\w+)\(.*  # \[([0-9a-f]{12})\](?: (.+))?$"
 """A one-line stub, its marker a trailing comment: the full stub's hash, then the original name if not the alias."""
 _BLOCK = re.compile(re.escape(OPEN_TAG) + r"\n(.*?)" + re.escape(CLOSE_TAG), re.DOTALL)
 _BLOCK_GAP = "\n\n\n"
-"""Between the blocks of a full stub (types, then the `async def`): no block holds it (`codemode.stubs`)."""
+"""Between the blocks of a full stub (types, then the `async def`): no block holds it (`codemode.schema.stubs`)."""
 _TYPE_NAME = re.compile(r"\A(?:# .*\n)?(?:class (\w+)\(TypedDict|(\w+) = TypedDict\()")
 _HEADER = (
     "Tools discovered in the last `code` run, now callable as `await tools.<name>(...)` "

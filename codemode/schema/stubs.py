@@ -4,7 +4,7 @@
 classes, signature, docstring with an `Args:` section); `render_line` gives the one-line stub announced for a tool
 the code only found (signature and first sentence); `render_signature` gives the form used in search results.
 Both are pure and deterministic to the byte, and their output always parses with `ast.parse`, whatever the
-definition holds. Schema reading lives in `codemode._jsonschema` and type expressions in `codemode._typeexpr`;
+definition holds. Schema reading lives in `_jsonschema` and type expressions in `_typeexpr`;
 this module owns the layout and the parameter names (`parameter_names`, which the runtime uses to map sanitised
 names back to the originals).
 """
@@ -19,8 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from codemode._jsonschema import as_schema, constraint_notes, enum_values, normalize, resolve_ref, schema_types
-from codemode._typeexpr import (
+from codemode.schema._jsonschema import as_schema, constraint_notes, enum_values, normalize, resolve_ref, schema_types
+from codemode.schema._typeexpr import (
     TypedDictDef,
     TypeRenderer,
     camel,

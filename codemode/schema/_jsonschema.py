@@ -1,7 +1,7 @@
 """What a tool's JSON Schema means, for the stub and the validator alike: `$ref`, `allOf`, nullability, drafts.
 
 Tool schemas arrive in every dialect (draft 4 to 2020-12, OpenAPI 3.0 `nullable`, pydantic's `$defs`, hand-written
-ones with non-standard keys). These pure functions reduce one schema node to the few shapes `codemode._typeexpr`
+ones with non-standard keys). These pure functions reduce one schema node to the few shapes `codemode.schema._typeexpr`
 renders, and read the constraints worth a word in a docstring. They never raise on a malformed schema: what they
 cannot read they leave out, and the renderer falls back to `Any`. This module is the one owner of nullability
 (`split_nullable`, `accepts_null`, OpenAPI `nullable` for validation) and of drafts (`codemode._validators` picks
@@ -306,7 +306,7 @@ class CheckedSchema:
     """The `jsonschema` validator (of the relaxed schema, when there is a problem)."""
 
     def errors(self, instance: JsonValue) -> list[Any]:
-        """The first validation errors of `instance`, first by path, worded to act on (`codemode._schema_errors`).
+        """The first validation errors of `instance`, first by path, worded to act on (`codemode.schema._errors`).
 
         A reference that cannot be followed is skipped.
 
@@ -314,7 +314,7 @@ class CheckedSchema:
         """
         from referencing.exceptions import Unresolvable  # loaded with `jsonschema`, by `_drafts`
 
-        from codemode._schema_errors import readable  # it reads schemas with this module's functions
+        from codemode.schema._errors import readable  # it reads schemas with this module's functions
 
         root = as_schema(self.validator.schema)
         try:

@@ -1,7 +1,7 @@
 """JSON Schema to Python type expressions (`list[str]`, `Literal["a", "b"]`, `Forecast | None`) and TypedDicts.
 
 `TypeRenderer` turns the schemas of one tool into type expression strings. Objects with properties become
-`TypedDictDef`s (data, laid out as source by `codemode.stubs`), named from `$defs` keys or titles when those are
+`TypedDictDef`s (data, laid out as source by `codemode.schema.stubs`), named from `$defs` keys or titles when those are
 usable, else from the tool alias and the property path (`get_weather` + `days[]` -> `GetWeatherDay`). A named
 definition is one class wherever the tool's schemas define it: its name and the definitions it reaches decide,
 so pydantic's output schema for `-> User` (`User` itself, titled) is the parameters' `$defs/User`, and two
@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from codemode._defkeys import DefinitionKeys, RefKey
-from codemode._jsonschema import (
+from codemode.schema._defkeys import DefinitionKeys, RefKey
+from codemode.schema._jsonschema import (
     as_schema,
     constraint_notes,
     enum_values,
