@@ -12,10 +12,11 @@ state, and no server-side session is needed.
 from __future__ import annotations
 
 import hashlib
-import keyword
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from codemode._naming import is_python_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -36,10 +37,6 @@ _HEADER = (
     "(keyword arguments) in later runs:"
 )
 _SEEN_HEADER = "# Found by search, shown as one line each; calling one or `tools.describe(name)` gives its full stub:"
-
-
-def _is_variable_name(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
 
 
 def stub_hash(stub: str) -> str:
@@ -120,7 +117,7 @@ class DiscoveryState:
         if approval is not None and not isinstance(approval, dict):
             raise TypeError("`approval` must be an object (a signed approval record) or absent")
         variables = data.get("variables") or {}
-        if not isinstance(variables, dict) or not all(_is_variable_name(name) for name in variables):
+        if not isinstance(variables, dict) or not all(is_python_name(name, underscore_ok=False) for name in variables):
             raise ValueError("`variables` must be an object whose keys are identifiers not starting with `_`")
         assigned = data.get("assigned") or []
         if not isinstance(assigned, list) or not all(isinstance(name, str) for name in assigned):
