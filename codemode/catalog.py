@@ -23,7 +23,7 @@ from codemode._definitions import check_definition, collision_message, numbered_
 from codemode._jsonl import tool_from_json_line
 from codemode._naming import close_matches, portable_alias
 from codemode.errors import CatalogError
-from codemode.schema._jsonschema import checked_schema
+from codemode.schema._validator import checked_schema
 from codemode.tools import Handler, Tool, tool_from_function
 
 if TYPE_CHECKING:

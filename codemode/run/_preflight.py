@@ -20,7 +20,7 @@ from codemode.errors import ERROR_NAME
 from codemode.run._helpers import HELPERS, bind
 from codemode.run._runtime import find_tool, search_problem, unknown_tool
 from codemode.schema._argument_errors import call_message, missing_argument, named_arguments, validation_details
-from codemode.schema._jsonschema import checked_schema
+from codemode.schema._validator import checked_schema
 from codemode.schema.stubs import render_signature
 from sandbox import FunctionError, RunError, RunResult
 
