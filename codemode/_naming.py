@@ -16,7 +16,7 @@ applied in order (a name that is already a portable alias is kept as it is):
 5. Names reserved on the `tools` namespace (`search`, `describe`, `list`) get the suffix `_tool`.
 
 Distinct names can map to one alias (`my-tool` and `my_tool`). Within one source (one `extend`, JSONL file or
-server) the catalog numbers them (`codemode._definitions.numbered_aliases`): the tool whose name is the alias keeps
+server) the catalog numbers them (`_definitions.numbered_aliases`): the tool whose name is the alias keeps
 it, the others get `my_tool_2`, `my_tool_3`, ... in order. Across sources it refuses the second.
 """
 

@@ -44,8 +44,8 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codemode._sources import approval_problem, needs_approval, shown_names
 from codemode.catalog import Catalog
+from codemode.catalog._sources import approval_problem, needs_approval, shown_names
 from codemode.config._read import expand_env, parse_source
 from codemode.config._serve import parse_serve
 from codemode.config._sources import (

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codemode._naming import portable_alias
-from codemode._sources import needs_approval
+from codemode.catalog._sources import needs_approval
 from codemode.errors import tool_error
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
 from codemode.mcp._servers import McpServer, connect
