@@ -36,7 +36,7 @@ from _data import DATA, missing
 
 from codemode import Catalog, CodeMode
 from codemode.discovery import CLOSE_TAG, OPEN_TAG, stub_hash
-from codemode.stubs import first_sentence, render_stub
+from codemode.schema.stubs import first_sentence, render_stub
 
 if TYPE_CHECKING:
     from codemode.tools import Tool

@@ -18,9 +18,9 @@ import statistics
 import time
 
 from codemode import CodeMode
-from codemode._preflight import check
-from codemode._runtime import StubCache
 from codemode.demo.catalog import build_demo_catalog
+from codemode.run._preflight import check
+from codemode.run._runtime import StubCache
 
 TYPICAL = """\
 import asyncio

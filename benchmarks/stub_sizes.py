@@ -20,7 +20,7 @@ from pathlib import Path
 from _data import DATA, missing
 
 from codemode._naming import portable_alias
-from codemode.stubs import render_signature, render_stub
+from codemode.schema.stubs import render_signature, render_stub
 from codemode.tools import Tool
 
 

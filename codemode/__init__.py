@@ -23,9 +23,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codemode._replay import Decision as Decision
-    from codemode._replay import PendingApproval as PendingApproval
-    from codemode._runtime import ToolCall as ToolCall
+    from codemode.approvals import Decision as Decision
+    from codemode.approvals import PendingApproval as PendingApproval
     from codemode.catalog import Catalog as Catalog
     from codemode.catalog import CatalogChange as CatalogChange
     from codemode.code_mode import CodeMode as CodeMode
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from codemode.errors import CodemodeError as CodemodeError
     from codemode.errors import ConfigError as ConfigError
     from codemode.errors import ToolError as ToolError
+    from codemode.events import ToolCall as ToolCall
     from codemode.policy import Caller as Caller
     from codemode.policy import CallInfo as CallInfo
     from codemode.policy import CallOutcome as CallOutcome
@@ -58,9 +58,9 @@ if TYPE_CHECKING:
 # Each public name's module, imported at first use: a command that needs only the catalog (`codemode search`)
 # does not pay for the sandbox, pydantic and jsonschema at start-up. Kept in step with the imports above.
 _MODULES: dict[str, str] = {
-    "Decision": "codemode._replay",
-    "PendingApproval": "codemode._replay",
-    "ToolCall": "codemode._runtime",
+    "Decision": "codemode.approvals",
+    "PendingApproval": "codemode.approvals",
+    "ToolCall": "codemode.events",
     "Catalog": "codemode.catalog",
     "CatalogChange": "codemode.catalog",
     "CodeMode": "codemode.code_mode",

@@ -1,4 +1,6 @@
-"""Portable aliases: the Python identifier the model writes after `tools.` for each tool name.
+"""Python names: whether a string is a usable one, and the portable alias the model writes after `tools.`.
+
+`is_python_name` is codemode's one check of a name the model writes or reads (a variable, a parameter, a type).
 
 Tool names come from hosts, MCP servers and JSONL files, and many are not Python identifiers
 (`math.factorial`, `my-tool`, `2fa`, `class`). Each name maps to one alias by fixed rules, so the same
@@ -14,7 +16,7 @@ applied in order (a name that is already a portable alias is kept as it is):
 5. Names reserved on the `tools` namespace (`search`, `describe`, `list`) get the suffix `_tool`.
 
 Distinct names can map to one alias (`my-tool` and `my_tool`). Within one source (one `extend`, JSONL file or
-server) the catalog numbers them (`codemode._definitions.numbered_aliases`): the tool whose name is the alias keeps
+server) the catalog numbers them (`_definitions.numbered_aliases`): the tool whose name is the alias keeps
 it, the others get `my_tool_2`, `my_tool_3`, ... in order. Across sources it refuses the second.
 """
 
@@ -46,13 +48,39 @@ _QUOTED: Final = 40
 """Characters of a too-long name quoted in its error."""
 
 
+def is_python_name(
+    name: str,
+    *,
+    ascii_only: bool = False,
+    keyword_ok: bool = False,
+    underscore_ok: bool = True,
+    nfkc_only: bool = False,
+) -> bool:
+    """Whether `name` can be written as a Python name: an identifier, and not a keyword (`class`, `None`).
+
+    Every check of this kind in codemode is this function; the sandbox keeps its own.
+
+    Args:
+        name: The string to judge.
+        ascii_only: Only ASCII letters, digits and `_` (what a type name from a schema title must be).
+        keyword_ok: A keyword counts too (a name the code assigned, which the parser has already judged).
+        underscore_ok: A leading `_` counts (the sandbox forbids such names in the model's code).
+        nfkc_only: Only a name that is its own NFKC form: Python reads `ﬁle` as `file`, so a name that is not
+            would be written with one spelling and looked up with another.
+    """
+    return (
+        (not ascii_only or name.isascii())
+        and name.isidentifier()
+        and (keyword_ok or not keyword.iskeyword(name))
+        and (underscore_ok or not name.startswith("_"))
+        and (not nfkc_only or unicodedata.normalize("NFKC", name) == name)
+    )
+
+
 def is_portable_alias(alias: str) -> bool:
     """Whether `alias` can be used as it is: an ASCII identifier that no rule would change."""
     return (
-        alias.isascii()
-        and alias.isidentifier()
-        and not alias.startswith("_")
-        and not keyword.iskeyword(alias)
+        is_python_name(alias, ascii_only=True, underscore_ok=False)
         and alias not in SOFT_KEYWORDS
         and alias not in RESERVED_NAMES
     )

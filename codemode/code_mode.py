@@ -1,7 +1,7 @@
 """`CodeMode`: a catalog behind one fixed `code` tool, and `execute`, which runs the model's code against it.
 
-What a run does with each call (`codemode._runtime`), the announcement it leaves (`codemode.discovery`), and the
-record of a run paused for approval (`codemode._replay`, `codemode._ledger`) are their own modules; this one owns
+What a run does with each call (`codemode.run._runtime`), the announcement it leaves (`codemode.discovery`), and the
+record of a run paused for approval (`codemode.approvals`) are their own modules; this one owns
 the sandbox, the search that follows the catalog, and the order of the steps of one `execute` or `resume`.
 """
 
@@ -16,18 +16,19 @@ from typing import TYPE_CHECKING, Literal, Self
 
 import anyio
 
-from codemode import _preflight as preflight
-from codemode._display import DISPLAY_BUDGET, render_text
-from codemode._ledger import Ledger
-from codemode._observe import EventListener, Observer
-from codemode._persistence import carry_over
-from codemode._replay import Decision, PendingApproval, Record, pending_from, sign, verify
-from codemode._runtime import CatalogStubs, StubCache, ToolCall, ToolRuntime
-from codemode._text import readable
+from codemode.approvals import Decision, PendingApproval
+from codemode.approvals._ledger import Ledger
+from codemode.approvals._record import Record, pending_from, sign, verify
 from codemode.code_tool import CodeTool, build_code_tool
 from codemode.discovery import Announcement, DiscoveryState, plan_announcement
 from codemode.errors import ERROR_NAME, ApprovalError
 from codemode.policy import Caller, Policy
+from codemode.run import _preflight as preflight
+from codemode.run._display import DISPLAY_BUDGET, render_text
+from codemode.run._observe import EventListener, Observer
+from codemode.run._persistence import carry_over
+from codemode.run._runtime import CatalogStubs, StubCache, ToolRuntime
+from codemode.run._text import readable
 from codemode.runlog import RunLog, json_line, log_record
 from codemode.search import CatalogSearch
 from sandbox import Limits, RunError, RunResult, Sandbox
@@ -37,9 +38,9 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from codemode._json import JsonValue
-    from codemode._observe import Listener
     from codemode.catalog import Catalog
-    from codemode.events import EventSink
+    from codemode.events import EventSink, ToolCall
+    from codemode.run._observe import Listener
     from codemode.search import SearchOption
     from codemode.tracing import Tracing
 
@@ -169,7 +170,7 @@ class CodeMode:
         self.limits = self.sandbox.limits
         self._hide_errors = hide_errors
         self.display_budget = display_budget
-        """Characters the model reads of one run, about (see `codemode._display.render_text`)."""
+        """Characters the model reads of one run, about (see `codemode.run._display.render_text`)."""
         self._max_tool_result = max_tool_result
         self._cache = StubCache()
         self._turns: dict[int, anyio.Lock] = {}

@@ -2,7 +2,7 @@
 
 An announcement is conversation content, announcing what the model will use: the full stub of each tool the
 code called or described (once; its types written once per conversation, then referred to by name), one line for
-each tool the code only found (`codemode.stubs.render_line`), stubs of tools whose definition changed, and the names
+each tool the code only found (`codemode.schema.stubs`), stubs of tools whose definition changed, and the names
 of tools removed. Each full stub is preceded by a marker line naming the tool and a short hash of its stub, and each
 line ends with the same as a comment, so the state can be rebuilt from a stored history by reading the markers
 back, the same decisions included (which tools were shown as a line, which types are defined): the history is the
@@ -12,10 +12,11 @@ state, and no server-side session is needed.
 from __future__ import annotations
 
 import hashlib
-import keyword
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from codemode._naming import is_python_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -29,17 +30,13 @@ _SEEN_LINE = re.compile(r"^async def (\w+)\(.*  # \[([0-9a-f]{12})\](?: (.+))?$"
 """A one-line stub, its marker a trailing comment: the full stub's hash, then the original name if not the alias."""
 _BLOCK = re.compile(re.escape(OPEN_TAG) + r"\n(.*?)" + re.escape(CLOSE_TAG), re.DOTALL)
 _BLOCK_GAP = "\n\n\n"
-"""Between the blocks of a full stub (types, then the `async def`): no block holds it (`codemode.stubs`)."""
+"""Between the blocks of a full stub (types, then the `async def`): no block holds it (`codemode.schema.stubs`)."""
 _TYPE_NAME = re.compile(r"\A(?:# .*\n)?(?:class (\w+)\(TypedDict|(\w+) = TypedDict\()")
 _HEADER = (
     "Tools discovered in the last `code` run, now callable as `await tools.<name>(...)` "
     "(keyword arguments) in later runs:"
 )
 _SEEN_HEADER = "# Found by search, shown as one line each; calling one or `tools.describe(name)` gives its full stub:"
-
-
-def _is_variable_name(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
 
 
 def stub_hash(stub: str) -> str:
@@ -120,7 +117,7 @@ class DiscoveryState:
         if approval is not None and not isinstance(approval, dict):
             raise TypeError("`approval` must be an object (a signed approval record) or absent")
         variables = data.get("variables") or {}
-        if not isinstance(variables, dict) or not all(_is_variable_name(name) for name in variables):
+        if not isinstance(variables, dict) or not all(is_python_name(name, underscore_ok=False) for name in variables):
             raise ValueError("`variables` must be an object whose keys are identifiers not starting with `_`")
         assigned = data.get("assigned") or []
         if not isinstance(assigned, list) or not all(isinstance(name, str) for name in assigned):

@@ -26,7 +26,30 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from codemode._json import JsonValue
-    from codemode._runtime import ToolCall
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool call a run made (also `codemode.ToolCall`)."""
+
+    name: str
+    """The tool's original name."""
+    arguments: dict[str, JsonValue]
+    """The arguments as the model passed them."""
+    duration: float
+    """Seconds the call took."""
+    ok: bool
+    """Whether it returned a result."""
+    error: str | None = None
+    """The message the model saw, when it failed."""
+    in_flight: bool = False
+    """Cut off before it answered: still running when the run stopped (a timeout, a crash, a cancellation), past
+    its `ToolLimits` timeout, or failed with a `CutOffError` (an MCP call's timeout or lost connection, an HTTP
+    request that changes data and timed out). It may have taken effect."""
+    result: JsonValue = None
+    """What the code got, when it succeeded (after any `after` hook's replacement)."""
+    replayed: bool = False
+    """Whether the result came from an approval record rather than the handler (a resumed run)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,7 +10,7 @@ Every call the model's code makes goes through its `CodeMode`'s `Policy`:
    code gets (`ReplaceResult`, for redaction).
 
 A call that needs approval stops the run; `CodeMode.resume` continues it once a person has decided (see
-`codemode._replay` for the record that makes this possible without keeping a worker alive).
+`codemode.approvals._record` for the record that makes this possible without keeping a worker alive).
 
 Example:
     ```python

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Self
 
 import anyio
 
-from codemode._text import summary
 from codemode.config import McpHttpSource, McpStdioSource, OpenApiSource, build_catalog, load_config
 from codemode.errors import CodemodeError
 from codemode.events import CallFinished
+from codemode.run._text import summary
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -11,8 +11,8 @@ from codemode.cli._catalogs import (
     catalog_from_args,
     search_unavailable,
 )
+from codemode.schema.stubs import render_signature
 from codemode.search import build_index
-from codemode.stubs import render_signature
 
 if TYPE_CHECKING:
     import argparse

@@ -11,7 +11,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING
 
-from codemode._config_serve import API_KEYS_VARIABLE, JwtIssuer, ServeSettings, keys_from_env
+from codemode.config._serve import API_KEYS_VARIABLE, JwtIssuer, ServeSettings, keys_from_env
 from codemode.errors import ConfigError
 
 if TYPE_CHECKING:

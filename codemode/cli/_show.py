@@ -12,9 +12,9 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from codemode import ToolCall
-from codemode._text import summary
 from codemode.agent import AgentEvents
 from codemode.events import CallHeld, CallStarted
+from codemode.run._text import summary
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -16,9 +16,9 @@ Example:
 
 from __future__ import annotations
 
-from codemode._config_serve import ApiKey as ApiKey
-from codemode._config_serve import JwtIssuer as JwtIssuer
-from codemode._config_serve import ServeSettings as ServeSettings
+from codemode.config._serve import ApiKey as ApiKey
+from codemode.config._serve import JwtIssuer as JwtIssuer
+from codemode.config._serve import ServeSettings as ServeSettings
 from codemode.mcp._client import McpSources as McpSources
 from codemode.mcp._config import mcp_servers as mcp_servers
 from codemode.mcp._config import sources_from_config as sources_from_config

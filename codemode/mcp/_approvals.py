@@ -20,9 +20,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode import Decision
-from codemode._text import readable, summary
 from codemode.discovery import DiscoveryState
 from codemode.mcp._sdk import MODERN_PROTOCOL_VERSIONS, types
+from codemode.run._text import readable, summary
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

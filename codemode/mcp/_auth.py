@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
 
-    from codemode._config_serve import ApiKey, JwtIssuer, ServeSettings
+    from codemode.config._serve import ApiKey, JwtIssuer, ServeSettings
 
 logger = logging.getLogger("codemode.mcp.auth")
 

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Self
 
 import anyio
 
-from codemode._jsonschema import report_problem, schema_problem
 from codemode._naming import portable_alias
-from codemode._sources import approval_problem, register_fitting
+from codemode.catalog._sources import approval_problem, register_fitting
 from codemode.errors import CatalogError
 from codemode.mcp._link import ServerLink, describe
+from codemode.schema._validator import report_problem, schema_problem
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codemode._naming import portable_alias
-from codemode._runtime import MAY_HAVE_ACTED, CutOffError
-from codemode._sources import needs_approval
+from codemode.catalog._sources import needs_approval
 from codemode.errors import tool_error
 from codemode.mcp._sdk import Client, ListenNotSupportedError, MCPError, SubscriptionLost, types
 from codemode.mcp._servers import McpServer, connect
+from codemode.run._runtime import MAY_HAVE_ACTED, CutOffError
 from codemode.tools import Tool
 
 if TYPE_CHECKING:

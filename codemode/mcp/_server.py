@@ -29,7 +29,7 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._config_serve import ServeSettings
+from codemode.config._serve import ServeSettings
 from codemode.discovery import DiscoveryState
 from codemode.errors import ApprovalError
 from codemode.mcp._approvals import (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeAlias
 from urllib.parse import urlsplit
 
-from codemode._jsonschema import ref_name
+from codemode.schema._jsonschema import ref_name
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue

@@ -21,8 +21,8 @@ from urllib.parse import quote
 import anyio
 import httpx2
 
-from codemode._runtime import MAY_HAVE_ACTED, CutOffError, tool_error
 from codemode.openapi._security import Redactor, add_cookie, apply, chosen
+from codemode.run._runtime import MAY_HAVE_ACTED, CutOffError, tool_error
 
 if TYPE_CHECKING:
     import ssl

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
-from codemode._jsonschema import as_schema, merge_all_of, resolve_ref
+from codemode.schema._jsonschema import as_schema, merge_all_of, resolve_ref
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue

@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 
 import anyio
 
-from codemode._sources import approval_problem, needs_approval, register_fitting, shown_names
+from codemode.catalog._sources import approval_problem, needs_approval, register_fitting, shown_names
 from codemode.openapi._documents import DocumentError, Documents, is_url, parse_document, read_location
 from codemode.openapi._http import HttpApi
 from codemode.openapi._operations import Description, Operation, as_dict, as_list, read_description

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from codemode.search._bm25 import BM25Params as BM25Params
 from codemode.search._bm25 import SearchIndex as SearchIndex
+from codemode.search._follow import ToolIndex as ToolIndex
 from codemode.search._option import CatalogSearch as CatalogSearch
 from codemode.search._option import Ranker as Ranker
 from codemode.search._option import SearchKind as SearchKind
 from codemode.search._option import SearchOption as SearchOption
-from codemode.search._option import ToolIndex as ToolIndex
 from codemode.search._option import build_index as build_index
 from codemode.search._ranking import merge_rankings as merge_rankings
 from codemode.search._ranking import normalize_ranking as normalize_ranking

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from codemode._bulk import collector_paused
+from codemode.catalog._bulk import collector_paused
 from codemode.search._fields import field_terms, field_texts
 from codemode.search._ranking import boost_exact, exact_keys, memoize_eligible
 from codemode.search._tokenize import tokenize

@@ -21,9 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from codemode import _definitions, _jsonl
-from codemode._bulk import collector_paused
-from codemode.catalog import Catalog
+from codemode.catalog import Catalog, _definitions, _jsonl
+from codemode.catalog._bulk import collector_paused
 from codemode.search import _bm25, _fields, _tokenize
 from codemode.search._bm25 import BM25Params, SearchIndex
 from codemode.search._fields import field_terms, field_texts

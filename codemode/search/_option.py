@@ -8,17 +8,16 @@ behind `tools.search`, and the one subscription that keeps an index in step with
 
 from __future__ import annotations
 
-import functools
 import inspect
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from codemode._cachedir import default_cache_dir
-from codemode.catalog import CatalogChange
+from codemode.search._follow import ToolIndex, follow_catalog
 from codemode.search._index_cache import cached_index
 from codemode.search._ranking import normalize_ranking
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
 
     from codemode.catalog import Catalog
     from codemode.search._bm25 import SearchIndex
@@ -29,9 +28,7 @@ __all__ = [
     "Ranker",
     "SearchKind",
     "SearchOption",
-    "ToolIndex",
     "build_index",
-    "follow_catalog",
     "index_factory",
 ]
 
@@ -59,31 +56,6 @@ class Ranker(Protocol):
         ...
 
 
-@runtime_checkable
-class ToolIndex(Protocol):
-    """A search index that `CodeMode` keeps in step with its catalog: `SearchIndex`, `HybridSearch` or your own.
-
-    Unlike a `Ranker`, which is handed every eligible tool on each search, an index holds the tools itself
-    and is told of each change.
-    """
-
-    def __contains__(self, name: object, /) -> bool:
-        """Whether a tool of this original name is indexed."""
-        ...
-
-    def add(self, tool: Tool, /) -> None:
-        """Index `tool`, replacing a tool of the same name."""
-        ...
-
-    def remove(self, name: str, /) -> None:
-        """Drop the tool called `name`."""
-        ...
-
-    def search(self, query: str, k: int = 5) -> list[tuple[Tool, float]]:
-        """The `k` best tools for `query` with their scores, best first."""
-        ...
-
-
 SearchOption: TypeAlias = ToolIndex | Ranker | SearchKind | None
 """What `CodeMode(search=...)` accepts; None is `"bm25"`."""
 
@@ -107,37 +79,6 @@ def index_factory(kind: SearchKind) -> Callable[[Iterable[Tool]], ToolIndex]:
 def _bm25_index(tools: Iterable[Tool]) -> SearchIndex:
     """The default index; a large catalog's is read from the disk cache when the same tools were indexed before."""
     return cached_index(tools, folder=default_cache_dir())
-
-
-def apply_change(index: ToolIndex, change: CatalogChange) -> None:
-    """Tell `index` of one catalog change: drop the removed tools, index the added ones."""
-    for tool in change.removed:
-        if tool.name in index:
-            index.remove(tool.name)
-    for tool in change.added:
-        index.add(tool)
-
-
-def follow_catalog(
-    index: ToolIndex, catalog: Catalog, *, since: Mapping[str, Tool] | None = None
-) -> Callable[[], None]:
-    """Bring `index` up to date with `catalog` and apply each later change; returns what stops following.
-
-    Args:
-        index: The index to keep in step.
-        catalog: The catalog it follows.
-        since: The tools `index` already holds by name (what the catalog held when it last stopped following).
-    """
-    current = {tool.name: tool for tool in catalog}
-    since = since or {}
-    apply_change(
-        index,
-        CatalogChange(
-            added=tuple(tool for name, tool in current.items() if since.get(name) is not tool),
-            removed=tuple(tool for name, tool in since.items() if current.get(name) is not tool),
-        ),
-    )
-    return catalog.subscribe(functools.partial(apply_change, index))
 
 
 class CatalogSearch:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from codemode.search._bm25 import BM25Params, SearchIndex
 from codemode.search._embeddings import Embedder, EmbeddingCache, StaticEmbedder, VectorIndex, default_cache_dir
-from codemode.search._option import apply_change, follow_catalog
+from codemode.search._follow import apply_change, follow_catalog
 from codemode.search._ranking import boost_exact, memoize_eligible
 
 if TYPE_CHECKING:

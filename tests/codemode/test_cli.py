@@ -276,7 +276,7 @@ def test_search_hybrid_without_the_extra_exits_2_with_the_install_command(
 ) -> None:
     """Every command that takes `--search hybrid` stops before any work when the extra is missing."""
     monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now raises ImportError, as if not installed
-    for module in ("codemode.hybrid", "codemode.search.hybrid", "codemode.search._embeddings"):
+    for module in ("codemode.search.hybrid", "codemode.search._embeddings"):
         monkeypatch.delitem(sys.modules, module, raising=False)
     config = str(write_config(tmp_path))
     argv = {

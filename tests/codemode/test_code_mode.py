@@ -275,7 +275,7 @@ async def test_max_runs_is_how_many_runs_wait_on_their_tools_at_once(
 def test_search_hybrid_without_the_semantic_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the extra's packages, `search="hybrid"` fails at once with the install command."""
     monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now raises ImportError, as if not installed
-    for module in ("codemode.hybrid", "codemode.search.hybrid", "codemode.search._embeddings"):
+    for module in ("codemode.search.hybrid", "codemode.search._embeddings"):
         monkeypatch.delitem(sys.modules, module, raising=False)
     with pytest.raises(ImportError, match=re.escape('pip install "codemode[semantic]"')):
         CodeMode(Catalog(), search="hybrid", isolation="inline")

@@ -10,7 +10,7 @@ from inline_snapshot import snapshot
 
 from codemode import Announcement, Catalog, CodeMode, DiscoveryState
 from codemode.discovery import plan_announcement
-from codemode.stubs import render_stub
+from codemode.schema.stubs import render_stub
 
 if TYPE_CHECKING:
     from codemode import ExecuteResult

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from codemode import Catalog
-from codemode._preflight import check
-from codemode._runtime import StubCache
 from codemode.demo.catalog import build_demo_catalog
 from codemode.openapi import OpenApi, OpenApiSources
+from codemode.run._preflight import check
+from codemode.run._runtime import StubCache
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

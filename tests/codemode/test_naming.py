@@ -6,7 +6,7 @@ import pytest
 from inline_snapshot import snapshot
 
 from codemode import Tool
-from codemode._naming import close_matches, is_portable_alias, portable_alias
+from codemode._naming import close_matches, is_portable_alias, is_python_name, portable_alias
 
 NAMES = [
     "get_weather",
@@ -104,3 +104,29 @@ def test_a_tool_made_without_an_alias_gets_its_names_portable_alias() -> None:
     chosen = Tool(name="math.factorial", alias="factorial", description="n!", parameters={"type": "object"})
 
     assert (derived.alias, chosen.alias) == ("math_factorial", "factorial")
+
+
+@pytest.mark.parametrize(
+    ("name", "plain", "type_title", "public", "assigned", "normalized"),
+    [
+        ("city", True, True, True, True, True),
+        ("_private", True, True, False, False, True),
+        ("class", False, True, False, True, False),
+        ("None", False, True, False, True, False),
+        ("match", True, True, True, True, True),
+        ("café", True, False, True, True, True),
+        ("\ufb01le", True, False, True, True, False),
+        ("2fa", False, False, False, False, False),
+        ("my-tool", False, False, False, False, False),
+        ("", False, False, False, False, False),
+    ],
+)
+def test_is_python_name_counts_keywords_underscores_non_ascii_and_unnormalized_names_only_where_asked(
+    name: str, plain: bool, type_title: bool, public: bool, assigned: bool, normalized: bool
+) -> None:
+    """Each variant its callers use: a parameter, a schema title as a type name, a variable, an assigned name."""
+    assert is_python_name(name) is plain
+    assert is_python_name(name, ascii_only=True, keyword_ok=True) is type_title
+    assert is_python_name(name, underscore_ok=False) is public
+    assert is_python_name(name, keyword_ok=True, underscore_ok=False) is assigned
+    assert is_python_name(name, nfkc_only=True) is normalized

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from codemode import Catalog
 from codemode._naming import portable_alias
-from codemode.stubs import parameter_names, render_line, render_signature, render_stub
+from codemode.schema.stubs import parameter_names, render_line, render_signature, render_stub
 from codemode.tools import Tool
 
 if TYPE_CHECKING:

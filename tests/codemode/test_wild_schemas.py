@@ -13,8 +13,9 @@ import pytest
 from inline_snapshot import snapshot
 
 from codemode import Catalog, CodeMode, Tool
-from codemode._jsonschema import accepts_null, checked_schema
-from codemode.stubs import render_signature
+from codemode.schema._jsonschema import accepts_null
+from codemode.schema._validator import checked_schema
+from codemode.schema.stubs import render_signature
 
 if TYPE_CHECKING:
     from codemode import ExecuteResult

@@ -30,8 +30,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from codemode import CallInfo, CodeMode, Deny, DiscoveryState, Policy
-from codemode._config_serve import keys_from_env
 from codemode.config import load_config
+from codemode.config._serve import keys_from_env
 from codemode.errors import ConfigError
 from codemode.mcp import ApiKey, JwtIssuer, ServeSettings, http_app
 from codemode.mcp._auth import describe_access

@@ -14,7 +14,7 @@ from openapi_servers import BEARER, PETSTORE_FILE, QUERY_KEY, Echo, Petstore, pe
 
 from codemode import Catalog, CodeMode
 from codemode.openapi import OpenApi, OpenApiSources
-from codemode.stubs import render_stub
+from codemode.schema.stubs import render_stub
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -13,7 +13,7 @@ from openapi_servers import Echo
 
 from codemode import Catalog, CodeMode
 from codemode.openapi import OpenApi, OpenApiSources
-from codemode.stubs import render_signature
+from codemode.schema.stubs import render_signature
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

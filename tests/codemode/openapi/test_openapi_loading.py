@@ -15,7 +15,7 @@ from openapi_servers import DATA
 
 from codemode import Catalog
 from codemode.openapi import OpenApi, OpenApiSources
-from codemode.stubs import render_stub
+from codemode.schema.stubs import render_stub
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -19,7 +19,7 @@ from openapi_servers import Echo
 
 from codemode import Catalog, CodeMode
 from codemode.openapi import OpenApi, OpenApiSources
-from codemode.stubs import render_stub
+from codemode.schema.stubs import render_stub
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -31,15 +31,3 @@ def test_ranker_index_and_search_index_are_the_same_objects_from_codemode() -> N
         codemode.search.ToolIndex,
         codemode.search.SearchIndex,
     )
-
-
-def test_the_documented_hybrid_import_path_still_works() -> None:
-    """`from codemode.hybrid import FusionParams, HybridSearch` (the README's path) gives the package's classes."""
-    from codemode.hybrid import FusionParams, HybridSearch, embedding_text
-    from codemode.search import hybrid
-
-    assert (FusionParams, HybridSearch, embedding_text) == (
-        hybrid.FusionParams,
-        hybrid.HybridSearch,
-        hybrid.embedding_text,
-    )

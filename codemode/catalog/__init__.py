@@ -7,6 +7,9 @@ host wrote) asks at registration; definitions from elsewhere (`extend`, `load_js
 they are valid under when first called, kept with relaxed validation when valid under none, and `check()` lists
 those for a person (`codemode check`). Each change (tools added, removed or replaced) bumps `version` and is sent to
 subscribers as one `CatalogChange`, which lets a search index or a discovery state follow it incrementally.
+
+Beside it: `_definitions` (what a definition must be to enter a catalog), `_jsonl` (one JSONL definition),
+`_sources` (what every source of tools shares) and `_bulk` (the garbage collector paused while loading many).
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
-from codemode._bulk import collector_paused
-from codemode._definitions import check_definition, collision_message, numbered_aliases, renamed
-from codemode._jsonl import tool_from_json_line
-from codemode._jsonschema import checked_schema
 from codemode._naming import close_matches, portable_alias
+from codemode.catalog._bulk import collector_paused
+from codemode.catalog._definitions import check_definition, collision_message, numbered_aliases, renamed
+from codemode.catalog._jsonl import tool_from_json_line
 from codemode.errors import CatalogError
+from codemode.schema._validator import checked_schema
 from codemode.tools import Handler, Tool, tool_from_function
 
 if TYPE_CHECKING:

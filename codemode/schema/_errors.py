@@ -4,7 +4,7 @@
 "is not valid under any of the given schemas", which names neither the right key nor what is missing. `readable`
 rewrites those two: a misspelt key gets "did you mean", and a union is narrowed to the variant the value names by
 its tag (OpenAPI's `discriminator`, or a property that is a `const` in every variant) or, with no tag, the variant
-it fits best, whose own error is then given with the variant named. Apart from `codemode._jsonschema`, which owns
+it fits best, whose own error is then given with the variant named. Apart from `codemode.schema._jsonschema`, which owns
 what a schema means; this module owns only the wording of what went wrong.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._jsonschema import as_schema, enum_values, resolve_ref, schema_types
 from codemode._naming import close_matches
-from codemode._typeexpr import literal, union
+from codemode.schema._jsonschema import as_schema, enum_values, resolve_ref, schema_types
+from codemode.schema._typeexpr import literal, union
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue

@@ -1,7 +1,7 @@
 """JSON Schema to Python type expressions (`list[str]`, `Literal["a", "b"]`, `Forecast | None`) and TypedDicts.
 
 `TypeRenderer` turns the schemas of one tool into type expression strings. Objects with properties become
-`TypedDictDef`s (data, laid out as source by `codemode.stubs`), named from `$defs` keys or titles when those are
+`TypedDictDef`s (data, laid out as source by `codemode.schema.stubs`), named from `$defs` keys or titles when those are
 usable, else from the tool alias and the property path (`get_weather` + `days[]` -> `GetWeatherDay`). A named
 definition is one class wherever the tool's schemas define it: its name and the definitions it reaches decide,
 so pydantic's output schema for `-> User` (`User` itself, titled) is the parameters' `$defs/User`, and two
@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from codemode._defkeys import DefinitionKeys, RefKey
-from codemode._jsonschema import (
+from codemode._naming import is_python_name
+from codemode.schema._defkeys import DefinitionKeys, RefKey
+from codemode.schema._jsonschema import (
     as_schema,
     constraint_notes,
     enum_values,
@@ -51,7 +52,6 @@ _SCALARS: Final = {
     "any": "Any",
 }
 _RESERVED: Final = frozenset({"Any", "Literal", "NotRequired", "TypedDict", "None", "dict", "list", "tuple"})
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,7 +104,11 @@ class TypeRenderer:
 
     def type_of(self, value: JsonValue, root: JsonObject, path: tuple[str, ...]) -> str:
         """The Python type expression of schema `value`, whose `$ref`s resolve against `root`."""
-        if value is root and isinstance(title := root.get("title"), str) and _IDENTIFIER.fullmatch(title):
+        if (
+            value is root
+            and isinstance(title := root.get("title"), str)
+            and is_python_name(title, ascii_only=True, keyword_ok=True)
+        ):
             return self._ref("#", root, path, def_name=title)  # pydantic's `-> User`: the same `User` as a `$defs/User`
         schema, nullable = normalize(value, root)
         expr = self._non_null(schema, root, path)
@@ -209,7 +213,7 @@ class TypeRenderer:
         title = schema.get("title")
         if def_name and camel(def_name):
             base = camel(def_name)
-        elif isinstance(title, str) and _IDENTIFIER.fullmatch(title):
+        elif isinstance(title, str) and is_python_name(title, ascii_only=True, keyword_ok=True):
             base = camel(title)
         else:
             base = self.prefix + "".join(camel(part) for part in path)

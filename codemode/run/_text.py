@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from codemode._json import JsonValue
-    from codemode._runtime import ToolCall
+    from codemode.events import ToolCall
 
 _EDGE: Final = 3
 """Completed calls shown at each end of a long run."""

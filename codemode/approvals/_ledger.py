@@ -1,7 +1,7 @@
 """One run's tool calls in the order the code issues them: checked by the policy, held, or replayed from a record.
 
 A fresh run's calls are checked by the host's `Policy` and made; the first that needs approval is held, with every
-later one, until the calls in flight finish, and the run ends with a `Record` (`codemode._replay`). A resumed run
+later one, until the calls in flight finish, and the run ends with a `Record` (`_record`). A resumed run
 runs the same code with the same seed and clock; each call is checked against the record in order and gets its
 recorded result without its handler running, the decided call is made (or raises `ToolError` if denied), and calls
 past the record run live. A call that differs from the record stops the replay: it and every later call fail, and
@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
-from codemode._replay import PAUSED_NAME, Decision, Entry, Record, call_text, canonical
-from codemode._runtime import MAY_HAVE_ACTED, Converted, CutOffError, ToolCall
+from codemode.approvals import Decision, call_text
+from codemode.approvals._record import PAUSED_NAME, Entry, Record, canonical
 from codemode.errors import tool_error
+from codemode.events import ToolCall
 from codemode.policy import CallInfo, CallOutcome, Deny, RequireApproval
+from codemode.run._runtime import MAY_HAVE_ACTED, Converted, CutOffError
 from sandbox import FunctionError
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 pydantic writes a model both taken and returned twice: in the parameters' `$defs`, and as the output schema itself
 (`-> User` is `User`, titled, with its own `$defs`). `DefinitionKeys` keys a named definition by its name and the
 definitions it reaches (itself too), so equal ones share a key across roots and different ones of one name do not.
-Apart from `codemode._typeexpr` because it is a question of identity, not of rendering.
+Apart from `codemode.schema._typeexpr` because it is a question of identity, not of rendering.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from codemode._jsonschema import ref_name, resolve_ref
+from codemode.schema._jsonschema import ref_name, resolve_ref
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

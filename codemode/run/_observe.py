@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from codemode._helpers import HELPERS
 from codemode.events import CallFinished, CallHeld, CallStarted
+from codemode.run._helpers import HELPERS
 from sandbox import FunctionError, Namespace
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from codemode._json import JsonValue
-    from codemode._runtime import ToolCall, ToolRuntime
-    from codemode.events import EventSink
+    from codemode.events import EventSink, ToolCall
+    from codemode.run._runtime import ToolRuntime
     from sandbox import JsonText
 
 logger = logging.getLogger("codemode.events")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-from codemode._definitions import check_alias, check_fields
 from codemode._naming import portable_alias
+from codemode.catalog._definitions import check_alias, check_fields
 from codemode.errors import CatalogError
 from codemode.tools import Tool
 

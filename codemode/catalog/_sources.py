@@ -11,8 +11,8 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
-from codemode._definitions import numbered_aliases
 from codemode._naming import close_matches, portable_alias
+from codemode.catalog._definitions import numbered_aliases
 from codemode.errors import CatalogError
 
 if TYPE_CHECKING:

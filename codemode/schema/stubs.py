@@ -4,7 +4,7 @@
 classes, signature, docstring with an `Args:` section); `render_line` gives the one-line stub announced for a tool
 the code only found (signature and first sentence); `render_signature` gives the form used in search results.
 Both are pure and deterministic to the byte, and their output always parses with `ast.parse`, whatever the
-definition holds. Schema reading lives in `codemode._jsonschema` and type expressions in `codemode._typeexpr`;
+definition holds. Schema reading lives in `_jsonschema` and type expressions in `_typeexpr`;
 this module owns the layout and the parameter names (`parameter_names`, which the runtime uses to map sanitised
 names back to the originals).
 """
@@ -15,12 +15,12 @@ import inspect
 import json
 import keyword
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from codemode._jsonschema import as_schema, constraint_notes, enum_values, normalize, resolve_ref, schema_types
-from codemode._typeexpr import (
+from codemode._naming import is_python_name
+from codemode.schema._jsonschema import as_schema, constraint_notes, enum_values, normalize, resolve_ref, schema_types
+from codemode.schema._typeexpr import (
     TypedDictDef,
     TypeRenderer,
     camel,
@@ -139,21 +139,17 @@ def parameter_names(parameters: JsonObject) -> dict[str, str]:
     map to turn the model's keyword arguments back into the tool's own argument names.
     """
     keys = [key for key, sub in as_schema(_root_object(parameters).get("properties")).items() if sub is not False]
-    taken = {key for key in keys if _is_plain_name(key)}
+    taken = {key for key in keys if is_python_name(key, nfkc_only=True)}
     names: dict[str, str] = {}
     for key in keys:
-        name = key if _is_plain_name(key) else _free_name(_sanitise(key), taken)
+        name = key if is_python_name(key, nfkc_only=True) else _free_name(_sanitise(key), taken)
         taken.add(name)
         names[name] = key
     return names
 
 
-def _is_plain_name(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name) and unicodedata.normalize("NFKC", name) == name
-
-
 def _sanitise(name: str) -> str:
-    if name.isidentifier() and keyword.iskeyword(name):
+    if keyword.iskeyword(name):
         return f"{name}_"
     cleaned = re.sub(r"[^0-9A-Za-z_]+", "_", name).strip("_") or "arg"
     return f"arg_{cleaned}" if cleaned[0].isdigit() else cleaned
@@ -288,7 +284,7 @@ def _class_source(definition: TypedDictDef) -> str:
     total = any(f.required for f in definition.fields)
     types = [f.type if f.required or not total else f"NotRequired[{f.type}]" for f in definition.fields]
     comments = [f"  # {f.doc}" if f.doc else "" for f in definition.fields]
-    if all(_is_plain_name(f.key) for f in definition.fields):
+    if all(is_python_name(f.key, nfkc_only=True) for f in definition.fields):
         lines = [f"class {definition.name}(TypedDict{'' if total else ', total=False'}):"]
         if definition.doc:
             lines.append("    " + _docstring_source(definition.doc, "    "))

@@ -1,6 +1,6 @@
 """What each `[[tools]]` table of a config is, as typed values: a source of tools, and the config that lists them.
 
-Reading TOML into these is `codemode._config_read`'s job; loading them into a catalog, `codemode.config`'s.
+Reading TOML into these is `codemode.config._read`'s job; loading them into a catalog, `codemode.config`'s.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeAlias
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from codemode._config_serve import ServeSettings
+    from codemode.config._serve import ServeSettings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,4 +118,4 @@ class Config:
     sources: tuple[Source, ...] = ()
     """The `[[tools]]` tables, in file order."""
     serve: ServeSettings | None = None
-    """The `[serve]` table, if any: who may call `codemode serve` over HTTP (`codemode._config_serve`)."""
+    """The `[serve]` table, if any: who may call `codemode serve` over HTTP (`codemode.config._serve`)."""

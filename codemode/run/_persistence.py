@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-from codemode._naming import MAX_NAME
+from codemode._naming import MAX_NAME, is_python_name
 
 if TYPE_CHECKING:
     from codemode.discovery import DiscoveryState
@@ -41,7 +41,7 @@ def carry_over(state: DiscoveryState, run: RunResult, *, persist: bool) -> list[
 
 def _rememberable(name: str) -> bool:
     """Whether an assigned name is one to remember: a plain identifier, of a length a `NameError` can quote."""
-    return name.isidentifier() and not name.startswith("_") and len(name) <= MAX_NAME
+    return is_python_name(name, keyword_ok=True, underscore_ok=False) and len(name) <= MAX_NAME
 
 
 def _name_error_hint(state: DiscoveryState, run: RunResult, *, persist: bool) -> str | None:

@@ -1,8 +1,8 @@
 """What the model reads of a call's arguments that do not fit: every problem of one call, at once.
 
 The names the tool does not take (with "did you mean"), the values its schema refuses (with what was expected and
-what was given), the required arguments left out. One owner of this wording for the run (`codemode._runtime`) and
-for the check before it (`codemode._preflight`), so both say the same of the same mistake.
+what was given), the required arguments left out. One owner of this wording for the run (`codemode.run._runtime`) and
+for the check before it (`codemode.run._preflight`), so both say the same of the same mistake.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from codemode._jsonschema import accepts_null
 from codemode._naming import close_matches
-from codemode.stubs import render_signature
+from codemode.schema._jsonschema import accepts_null
+from codemode.schema.stubs import render_signature
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -18,21 +18,22 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import pydantic
 
-from codemode._argument_errors import call_message, given_text, named_arguments, validation_details
-from codemode._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
-from codemode._jsonschema import CheckedSchema, checked_schema, report_problem
 from codemode._naming import portable_alias, too_long
 from codemode._results import ResultTooLargeError, to_json
 from codemode.errors import ERROR_NAME, ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
+from codemode.run._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
+from codemode.schema._argument_errors import call_message, given_text, named_arguments, validation_details
+from codemode.schema._validator import CheckedSchema, checked_schema, report_problem
+from codemode.schema.stubs import parameter_names, render_line, render_signature, render_stub
 from codemode.search import merge_rankings
-from codemode.stubs import parameter_names, render_line, render_signature, render_stub
 from sandbox import FunctionError, JsonText, Namespace
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
-    from codemode._ledger import Ledger
+    from codemode.approvals._ledger import Ledger
     from codemode.catalog import Catalog
+    from codemode.events import ToolCall
     from codemode.tools import Arguments, Tool
 
 DIR_TOOLS = 100
@@ -76,30 +77,6 @@ class Converted:
     """The result as JSON data: what the ledger records and `after` hooks see."""
     text: JsonText
     """The same, encoded: what the sandbox hands to the code, unchecked, if no hook saw `value`."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolCall:
-    """One tool call a run made (public as `codemode.ToolCall`: this module is private)."""
-
-    name: str
-    """The tool's original name."""
-    arguments: dict[str, JsonValue]
-    """The arguments as the model passed them."""
-    duration: float
-    """Seconds the call took."""
-    ok: bool
-    """Whether it returned a result."""
-    error: str | None = None
-    """The message the model saw, when it failed."""
-    in_flight: bool = False
-    """Cut off before it answered: still running when the run stopped (a timeout, a crash, a cancellation), past
-    its `ToolLimits` timeout, or failed with a `CutOffError` (an MCP call's timeout or lost connection, an HTTP
-    request that changes data and timed out). It may have taken effect."""
-    result: JsonValue = None
-    """What the code got, when it succeeded (after any `after` hook's replacement)."""
-    replayed: bool = False
-    """Whether the result came from an approval record rather than the handler (a resumed run)."""
 
 
 class StubCache:

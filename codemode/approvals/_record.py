@@ -1,11 +1,11 @@
-"""The approval flow's record: a run paused at a call that needs approval, as signed JSON, and the decision on it.
+"""The approval flow's record: a run paused at a call that needs approval, as signed JSON.
 
 A run that reaches such a call does not make it: the call is held, calls already in flight finish, and the run
 ends with a `Record` of every call in the order the code issued it (its result or error, or `held` for the
 calls that waited), the code, and the seed and clock that make the run repeatable. The record is JSON, signed
 with the host's key, and travels in the conversation state (`DiscoveryState.approval`), so no worker waits
-while a person decides; `PendingApproval` is the host's view of it and `Decision` the answer. Replaying the
-record when the run resumes is `codemode._ledger`'s job.
+while a person decides; `codemode.approvals.PendingApproval` is the host's view of it. Replaying the
+record when the run resumes is `codemode.approvals._ledger`'s job.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from codemode._runtime import ToolCall
+from codemode.approvals import PendingApproval
 from codemode.errors import ApprovalError
+from codemode.events import ToolCall
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -142,28 +143,6 @@ class Record:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class PendingApproval:
-    """A call waiting for a person's decision, as data for the host."""
-
-    id: str
-    """Identifies this pending call (a decision names it, so it cannot apply to another)."""
-    tool: str
-    """The tool's original name."""
-    alias: str
-    """The name the model wrote after `tools.`."""
-    arguments: JsonObject
-    """The arguments the code passed."""
-    reason: str | None
-    """Why approval is needed, if a rule or hook said."""
-    calls: tuple[ToolCall, ...]
-    """Every call already made, in order, with its result (`ToolCall.result`) or error."""
-
-    def describe(self) -> str:
-        """One line for a person: the call, with its arguments."""
-        return call_text(self.tool, self.arguments)
-
-
 def sign(record: Record, secret: bytes) -> JsonObject:
     """The record as signed JSON data, for `DiscoveryState.approval`."""
     body = record.to_json()
@@ -196,24 +175,6 @@ def pending_from(approval_id: str, record: Record, tools: Callable[[str], Tool |
         reason=record.reason,
         calls=made,
     )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Decision:
-    """A person's answer to a pending call."""
-
-    approved: bool
-    """Make the call (True) or deny it (False)."""
-    reason: str | None = None
-    """Why, when denied: the code's `ToolError` says it."""
-    decided_by: str | None = None
-    """Who decided (the subject of the caller who resumed the run), when a server knows; for the log and traces."""
-
-
-def call_text(tool: str, arguments: JsonObject) -> str:
-    """A call as a person reads it: `name(key=value, ...)`, each value as JSON."""
-    shown = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items())
-    return f"{tool}({shown})"
 
 
 def canonical(value: JsonValue) -> str:

@@ -20,7 +20,7 @@ openapi = "petstore.json"            # an OpenAPI description, file or URL (opti
 credentials = { api_key = "${PETSTORE_KEY}" }   # credentials, include, exclude, prefix); `${VAR}` reads the env
 approval = ["delete*", "refund*"]    # optional on every table: the calls that need a person's approval
 
-[serve]                              # optional: who may call `codemode serve` over HTTP (`codemode._config_serve`)
+[serve]                              # optional: who may call `codemode serve` over HTTP (`codemode.config._serve`)
 api_keys = { ci-bot = "${CI_BOT_KEY}" }
 ```
 
@@ -30,7 +30,7 @@ are its operations' names, before `prefix`).
 
 Relative paths are relative to the config file. Reading (`load_config`) checks the shape of every table;
 building (`build_catalog`) imports and loads the sources, in order, into one catalog. The typed sources are
-`codemode._config_sources`'s and the checks of each table `codemode._config_read`'s; both are re-exported here.
+`codemode.config._sources`'s and the checks of each table `codemode.config._read`'s; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -44,9 +44,11 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codemode._config_read import expand_env, parse_source
-from codemode._config_serve import parse_serve
-from codemode._config_sources import (
+from codemode.catalog import Catalog
+from codemode.catalog._sources import approval_problem, needs_approval, shown_names
+from codemode.config._read import expand_env, parse_source
+from codemode.config._serve import parse_serve
+from codemode.config._sources import (
     Config,
     JsonlSource,
     McpHttpSource,
@@ -56,8 +58,6 @@ from codemode._config_sources import (
     PythonSource,
     Source,
 )
-from codemode._sources import approval_problem, needs_approval, shown_names
-from codemode.catalog import Catalog
 from codemode.errors import CatalogError, ConfigError
 
 if TYPE_CHECKING:

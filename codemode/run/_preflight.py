@@ -4,7 +4,7 @@ A script that fails at its third call has already made two (an email may have go
 fail is plain from the code's text: `tools.<name>(...)` or `tools["name"](...)` with a name the catalog lacks, a
 keyword the tool does not take, a required argument left out, a literal value of the wrong type, a helper
 (`tools.search`, `tools.describe`, `tools.list`) called against its signature. This module reads the syntax tree
-and judges those calls with the runtime's own rules (`codemode._runtime`, `codemode._helpers`), so a refused call
+and judges those calls with the runtime's own rules (`_runtime`, `_helpers`), so a refused call
 is one the run would refuse too. What it cannot judge it leaves to the run: a name or value computed at run time,
 `**kwargs`, `*args`, and any code that binds `tools` itself (an assignment, a parameter, an import).
 """
@@ -16,18 +16,18 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from codemode._argument_errors import call_message, missing_argument, named_arguments, validation_details
-from codemode._helpers import HELPERS, bind
-from codemode._jsonschema import checked_schema
-from codemode._runtime import find_tool, search_problem, unknown_tool
 from codemode.errors import ERROR_NAME
-from codemode.stubs import render_signature
+from codemode.run._helpers import HELPERS, bind
+from codemode.run._runtime import find_tool, search_problem, unknown_tool
+from codemode.schema._argument_errors import call_message, missing_argument, named_arguments, validation_details
+from codemode.schema._validator import checked_schema
+from codemode.schema.stubs import render_signature
 from sandbox import FunctionError, RunError, RunResult
 
 if TYPE_CHECKING:
     from codemode._json import JsonObject, JsonValue
-    from codemode._runtime import StubCache
     from codemode.catalog import Catalog
+    from codemode.run._runtime import StubCache
     from codemode.tools import Tool
 
 NAMESPACE: Final = "tools"

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._config_sources import (
+from codemode.config._sources import (
     JsonlSource,
     McpHttpSource,
     McpStdioSource,

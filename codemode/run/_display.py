@@ -1,9 +1,9 @@
 """What the model reads of one run: printed output, the returned value, the error and the calls, within one budget.
 
 The budget (`DISPLAY_BUDGET` characters by default, `CodeMode(display_budget=)`) is shared by the output, the value,
-the error and the calls listing (`codemode._text`); each is cut with `sandbox.limits`'s one cutter and marker, the
+the error and the calls listing (`codemode.run._text`); each is cut with `sandbox.limits`'s one cutter and marker, the
 output in its middle and the value keeping its JSON shape. The host keeps the whole (`ExecuteResult.run`, the run
-log). Apart from `codemode._text` because it needs the sandbox, which commands that only search never load.
+log). Apart from `codemode.run._text` because it needs the sandbox, which commands that only search never load.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import itertools
 import json
 from typing import TYPE_CHECKING, Final
 
-from codemode._text import render_calls, render_in_flight
+from codemode.run._text import render_calls, render_in_flight
 from sandbox.limits import cut_marker, cut_middle
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from codemode._json import JsonValue
-    from codemode._runtime import ToolCall
+    from codemode.events import ToolCall
     from sandbox import RunResult
 
 DISPLAY_BUDGET: Final = 20_000

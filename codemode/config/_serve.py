@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._config_read import expand_env
+from codemode.config._read import expand_env
 from codemode.errors import ConfigError
 
 if TYPE_CHECKING:
