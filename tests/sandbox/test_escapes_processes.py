@@ -15,12 +15,18 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import anyio
 from confinement_kit import needs
 
 from sandbox import Limits, Sandbox
+from sandbox._confine import Confinement
+from sandbox.host.template import Template
+from sandbox.probe import _probe
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 ATTACK = """
 import ctypes, errno, json, os, signal
@@ -56,6 +62,25 @@ for fd in range(1024):
 out["open descriptors"] = len(open_fds)
 import socket
 out["socket"] = tr(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET))
+import fcntl
+own = open_fds[3]  # one of its own descriptors (a pipe or its loop's socket pair)
+flags = fcntl.fcntl(own, fcntl.F_GETFL)
+for name, command, argument in (
+    ("F_SETOWN", fcntl.F_SETOWN, os.getppid()),
+    ("F_SETOWN process group", fcntl.F_SETOWN, -os.getppid()),
+    ("F_SETOWN_EX", 15, 0),
+    ("F_SETSIG", 10, signal.SIGKILL),
+    ("F_SETFL O_ASYNC", fcntl.F_SETFL, flags | os.O_ASYNC),
+    ("F_DUPFD", fcntl.F_DUPFD, 0),
+    ("F_DUPFD_CLOEXEC", fcntl.F_DUPFD_CLOEXEC, 0),
+    ("F_SETLEASE", fcntl.F_SETLEASE, fcntl.F_RDLCK),
+    ("F_NOTIFY", fcntl.F_NOTIFY, fcntl.DN_MODIFY),
+    ("F_SETPIPE_SZ", fcntl.F_SETPIPE_SZ, 1 << 20),
+    ("F_SETFL O_NONBLOCK", fcntl.F_SETFL, flags | os.O_NONBLOCK),
+    ("F_SETFD", fcntl.F_SETFD, fcntl.FD_CLOEXEC),
+    ("F_SETFL high bits", fcntl.F_SETFL | (1 << 32), flags | os.O_ASYNC),
+):
+    out["fcntl " + name] = sc(72, own, command, argument)
 print(json.dumps(out))
 """
 """What an escaped run tries against the processes around it; each answer is an errno name, or `ok`."""
@@ -70,6 +95,24 @@ REFUSED = {
     "sibling pidfd_open": "EPERM",
     "open descriptors": 8,  # stdio on /dev/null, its two pipes, its event loop's epoll and self-pipe pair
     "socket": "EPERM",
+    **{
+        f"fcntl {command}": "EPERM"
+        for command in (
+            "F_SETOWN",
+            "F_SETOWN process group",
+            "F_SETOWN_EX",
+            "F_SETSIG",
+            "F_SETFL O_ASYNC",
+            "F_DUPFD",
+            "F_DUPFD_CLOEXEC",
+            "F_SETLEASE",
+            "F_NOTIFY",
+            "F_SETPIPE_SZ",
+            "F_SETFL high bits",
+        )
+    },
+    "fcntl F_SETFL O_NONBLOCK": "ok",
+    "fcntl F_SETFD": "ok",
 }
 
 
@@ -161,3 +204,58 @@ async def test_an_escaped_run_leaves_nothing_a_later_run_sees() -> None:
         }
         assert looked.value["pid"] != left.value["pid"]  # type: ignore[index]
         assert (await sandbox.run("import json\nreturn json.dumps([2])")).value == "[2]"
+
+
+OLD_KERNEL = (
+    "-c",
+    (
+        "import landlockpy\n"
+        "newest = landlockpy.abi_version\n"
+        "landlockpy.abi_version = lambda: min(newest(), 5)\n"
+        "from sandbox._confine_probe import ProbeWorker\n"
+        "from sandbox.worker.main import main\n"
+        "main(ProbeWorker)\n"
+    ),
+)
+"""The probe's template on a kernel whose Landlock has no scopes (ABI 5, before Linux 6.12): signals unscoped."""
+
+SIGIO = """
+import asyncio, fcntl, json, os, signal, time
+loop = asyncio.get_running_loop()
+readable, writer = loop._ssock.fileno(), loop._csock.fileno()  # its loop's own socket pair: no new descriptor
+out = {}
+for name, target in (("sibling", int(os.environ["SANDBOX_PROBE_SIBLING"])), ("template", os.getppid()),
+                     ("process group", -os.getppid())):
+    try:
+        fcntl.fcntl(readable, fcntl.F_SETOWN, target)
+        fcntl.fcntl(readable, 10, signal.SIGKILL)  # F_SETSIG
+        fcntl.fcntl(readable, fcntl.F_SETFL, fcntl.fcntl(readable, fcntl.F_GETFL) | os.O_ASYNC)
+        out[name] = "armed"
+    except PermissionError:
+        out[name] = "EPERM"
+    os.write(writer, b"x")  # readable now: an armed descriptor sends SIGKILL to its owner
+    time.sleep(0.1)
+    os.read(readable, 16)
+print(json.dumps(out))
+"""
+"""Red-team finding 01: SIGKILL aimed at a sibling, the template and its process group through `O_ASYNC`."""
+
+
+@needs("seccomp")
+async def test_an_escaped_run_cannot_aim_a_signal_through_fcntl_on_a_kernel_without_landlock_scopes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Where Landlock cannot scope signals, `fcntl`'s `F_SETOWN`, `F_SETSIG` and `O_ASYNC` are refused (`EPERM`):
+    the sibling run and the template live on."""
+    async with Template(confinement=Confinement(), memory=Limits().memory, entry=OLD_KERNEL, spares=0) as template:
+        before = template.pid
+        worker, sibling = await template.take(), await template.take()
+        try:
+            request = {"file": "sigio.py", "source": SIGIO, "args": [], "sibling": sibling.pid}
+            status = await _probe(worker, request)
+            await anyio.sleep(0.2)
+            assert (status, sibling.alive(), template.pid, template.restarts) == (0, True, before, 0)
+        finally:
+            await worker.kill()
+            await sibling.kill()
+    assert json.loads(capsys.readouterr().out) == {"sibling": "EPERM", "template": "EPERM", "process group": "EPERM"}
