@@ -51,10 +51,20 @@ def _detach_stdio() -> int:
 
 
 def _limit_resources() -> None:
-    """The limits every run process inherits; its own (memory, CPU, no process) it sets after the fork."""
-    for which, value in ((resource.RLIMIT_CPU, CPU_CEILING), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0)):
+    """The limits every run process inherits; its own (CPU, memory, no process) it sets after the fork.
+
+    The template itself has no CPU limit: it counts its whole life (a fork and a reap cost it about 2 ms per run),
+    so any ceiling would kill it after so many runs, and it runs no model code.
+    """
+    for which in (resource.RLIMIT_CORE, resource.RLIMIT_FSIZE):
         with contextlib.suppress(ValueError, OSError):  # a limit the platform does not allow lowering
-            resource.setrlimit(which, (value, value))
+            resource.setrlimit(which, (0, 0))
+
+
+def _limit_cpu() -> None:
+    """A run process's CPU ceiling, right after its fork (its CPU time starts at zero); its run lowers it further."""
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CPU, (CPU_CEILING, CPU_CEILING))
 
 
 def _limit_memory(statm: int | None, memory: int) -> None:
@@ -165,6 +175,7 @@ class Template:
         """The run process, right after the fork: its own layers, then its one run; it never returns."""
         status = 1
         try:
+            _limit_cpu()
             memory.limit_fork()
             self.control.detach()  # closed with every other descriptor but the pipes, before anything else
             missing = dict(self.missing)

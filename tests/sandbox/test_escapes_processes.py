@@ -11,21 +11,22 @@ for the next.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
-from confinement_kit import needs
+from confinement_kit import eventually, needs
 
 from sandbox import Limits, Sandbox
 from sandbox._confine import Confinement
+from sandbox._distrust import CPU_CEILING
 from sandbox.host.template import Template
-from sandbox.probe import _probe
+from sandbox.probe import _probe, probe
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pytest
 
 ATTACK = """
@@ -259,3 +260,42 @@ async def test_an_escaped_run_cannot_aim_a_signal_through_fcntl_on_a_kernel_with
             await worker.kill()
             await sibling.kill()
     assert json.loads(capsys.readouterr().out) == {"sibling": "EPERM", "template": "EPERM", "process group": "EPERM"}
+
+
+LIMITS = """
+import json, resource, time
+print(json.dumps({"cpu": resource.getrlimit(resource.RLIMIT_CPU), "spent": time.process_time()}))
+"""
+
+
+async def test_the_probe_runs_its_file_under_the_limits_a_run_gets(capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe's file runs after the run's own CPU limit is set (the default 30 s timeout, plus one second,
+    counted from what the process had spent), not under the template's ceiling."""
+    assert await probe("limits.py", LIMITS, [], Confinement()) == 0
+    got = json.loads(capsys.readouterr().out)
+    soft, hard = got["cpu"]
+    assert hard == soft + 1
+    assert 31 <= soft <= math.ceil(got["spent"] + 31)
+
+
+async def test_the_template_has_no_cpu_limit_of_its_own_and_its_run_processes_do() -> None:
+    """The template lives on however many runs it forks (no lifetime CPU limit to reach); a spare run process
+    waits under the CPU ceiling, and a run under its own limit."""
+    async with Sandbox(limits=Limits(timeout=5.0)) as sandbox:
+        template = sandbox._template
+        assert template is not None
+        assert template.pid is not None
+        assert cpu_limit(template.pid) == "unlimited"
+        await eventually(lambda: bool(template._children))
+        spare = next(iter(template._children.values()))
+        assert cpu_limit(spare.pid) == str(CPU_CEILING)
+        result = await sandbox.run("return 1")
+        assert result.value == 1
+
+
+def cpu_limit(pid: int) -> str:
+    """The soft CPU-time limit of process `pid`, as `/proc/PID/limits` gives it."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max cpu time"):
+            return line.split()[3]
+    raise AssertionError(f"no CPU limit listed for {pid}")
