@@ -112,6 +112,7 @@ def build_template() -> seccompy.Filter:
     for request in (_FIONBIO, _FIOCLEX):  # and sets its descriptors non-blocking and close-on-exec so
         seccomp_filter.allow("ioctl", args={1: request})
     seccomp_filter.allow("prctl", args={0: _PR_SET_NO_NEW_PRIVS})  # loading the run's filter sets it again
+    seccomp_filter.allow("setpriority", args={0: os.PRIO_PROCESS, 1: 0})  # a run process lowers its own priority
     return seccomp_filter
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,7 @@ for fd in range(1024):
 out["open descriptors"] = len(open_fds)
 import socket
 out["socket"] = tr(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET))
+out["setpriority back to the host's"] = tr(lambda: os.setpriority(os.PRIO_PROCESS, 0, 0))
 import fcntl
 own = open_fds[3]  # one of its own descriptors (a pipe or its loop's socket pair)
 flags = fcntl.fcntl(own, fcntl.F_GETFL)
@@ -96,6 +98,7 @@ REFUSED = {
     "sibling pidfd_open": "EPERM",
     "open descriptors": 8,  # stdio on /dev/null, its two pipes, its event loop's epoll and self-pipe pair
     "socket": "EPERM",
+    "setpriority back to the host's": "EPERM",
     **{
         f"fcntl {command}": "EPERM"
         for command in (
@@ -299,3 +302,15 @@ def cpu_limit(pid: int) -> str:
         if line.startswith("Max cpu time"):
             return line.split()[3]
     raise AssertionError(f"no CPU limit listed for {pid}")
+
+
+async def test_run_processes_run_at_a_lower_priority_than_the_host() -> None:
+    """A run process is `nice` 10 above the host, so busy runs cannot starve it (its code cannot undo that: see
+    `REFUSED`)."""
+    async with Sandbox(limits=Limits(timeout=5.0)) as sandbox:
+        template = sandbox._template
+        assert template is not None
+        await eventually(lambda: bool(template._children))
+        spare = next(iter(template._children.values()))
+        host = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, spare.pid) == min(host + 10, 19)
