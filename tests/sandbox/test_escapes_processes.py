@@ -314,3 +314,109 @@ async def test_run_processes_run_at_a_lower_priority_than_the_host() -> None:
         spare = next(iter(template._children.values()))
         host = os.getpriority(os.PRIO_PROCESS, 0)
         assert os.getpriority(os.PRIO_PROCESS, spare.pid) == min(host + 10, 19)
+
+
+BATTERY = """
+import ctypes, errno, json, os, resource, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+template, sibling, me = os.getppid(), int(os.environ["SANDBOX_PROBE_SIBLING"]), os.getpid()
+buffer = ctypes.create_string_buffer(128)
+vector = (ctypes.c_void_p * 2)(ctypes.addressof(buffer), 64)
+name = ctypes.create_string_buffer(b"x")
+out = {}
+def sc(label, number, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(a) for a in args])
+    out[label] = "ok" if result >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+def py(label, attempt):
+    try:
+        attempt()
+        out[label] = "ok"
+    except OSError as error:
+        out[label] = errno.errorcode.get(error.errno, "?")
+    except ValueError:
+        out[label] = "ValueError"
+sc("kill own process group", 62, 0, 9)
+sc("kill every process", 62, -1, 9)
+sc("tgkill a sibling as a thread of its own", 234, me, sibling, 9)
+sc("tkill sibling", 200, sibling, 9)
+sc("rt_sigqueueinfo template", 129, template, 10, 0)
+sc("prlimit64 template", 302, template, 0, 0, ctypes.addressof(buffer))
+sc("kcmp template", 312, me, template, 0, 0, 0)
+sc("setpriority template", 141, 0, template, 19)
+sc("sched_setaffinity sibling", 203, sibling, 8, ctypes.addressof(buffer))
+sc("clone SIGCHLD", 56, 17, 0, 0, 0, 0)
+sc("add_key", 248, 0, 0, 0, 0, 0)
+sc("mount", 165, 0, 0, 0, 0, 0)
+sc("shmget", 29, 0, 4096, 0o1666)
+sc("semget", 64, 0x1234, 1, 0o1666)
+sc("msgget", 68, 0x1234, 0o1666)
+sc("mq_open", 240, ctypes.addressof(name), 0o100 | 2, 0o666, 0)
+sc("pipe2", 293, ctypes.addressof(buffer), 0)
+sc("socketpair", 53, 1, 1, 0, ctypes.addressof(buffer))
+sc("prctl PR_SET_DUMPABLE", 157, 4, 1)
+sc("seccomp another filter", 317, 1, 0, 0)
+sc("landlock_create_ruleset", 444, 0, 0, 1)
+sc("x32 fork", 0x40000039)
+sc("x32 openat", 0x40000101, -100, ctypes.addressof(ctypes.create_string_buffer(b"/etc/passwd")), 0)
+py("open sibling environ", lambda: open(f"/proc/{sibling}/environ", "rb"))
+py("write /dev/shm", lambda: open("/dev/shm/leftover", "w"))
+py("write its working directory", lambda: open("leftover", "w"))
+py("list its descriptors", lambda: os.listdir("/proc/self/fd"))
+py("raise RLIMIT_CPU", lambda: resource.setrlimit(resource.RLIMIT_CPU, (7200, 7200)))
+py("raise RLIMIT_NPROC", lambda: resource.setrlimit(resource.RLIMIT_NPROC, (10, 10)))
+py("setsid", os.setsid)
+py("setpgid", lambda: os.setpgid(0, 0))
+print(json.dumps(out))
+"""
+"""The red team's battery (finding 90): what an escaped run tried beyond `ATTACK`; each answer an errno name."""
+
+BATTERY_REFUSED = {
+    **dict.fromkeys(
+        [
+            "kill own process group",
+            "kill every process",
+            "tkill sibling",
+            "rt_sigqueueinfo template",
+            "prlimit64 template",
+            "kcmp template",
+            "setpriority template",
+            "sched_setaffinity sibling",
+            "clone SIGCHLD",
+            "add_key",
+            "mount",
+            "shmget",
+            "semget",
+            "msgget",
+            "mq_open",
+            "pipe2",
+            "socketpair",
+            "prctl PR_SET_DUMPABLE",
+            "seccomp another filter",
+            "landlock_create_ruleset",
+            "x32 fork",
+            "x32 openat",
+            "open sibling environ",
+            "write /dev/shm",
+            "write its working directory",
+            "list its descriptors",
+            "setsid",
+            "setpgid",
+        ],
+        "EPERM",
+    ),
+    "tgkill a sibling as a thread of its own": "ESRCH",  # allowed only in its own thread group, where it is not
+    "raise RLIMIT_CPU": "ValueError",  # above the hard limit: the kernel refuses
+    "raise RLIMIT_NPROC": "ValueError",
+}
+
+
+@needs("fds", "no_new_privs", "namespaces", "uid", "landlock", "seccomp")
+async def test_an_escaped_run_is_refused_every_call_of_the_red_teams_battery(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Signals at its group or everyone, IPC, keys, mounts, new descriptors or filters, x32 calls, other processes'
+    files, writes anywhere, raised limits, a new session: each refused with the exact errno."""
+    assert await probe("battery.py", BATTERY, [], Confinement()) == 0
+    assert json.loads(capsys.readouterr().out) == BATTERY_REFUSED
