@@ -216,4 +216,4 @@ class Admission:
 
 
 CPU_CEILING = 3600
-"""CPU seconds the template and any run process may use in their life (their hard `RLIMIT_CPU`)."""
+"""CPU seconds any run process may use in its life (its hard `RLIMIT_CPU`, from its fork); the template has none."""
