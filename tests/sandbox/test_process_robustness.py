@@ -199,6 +199,39 @@ async def test_a_host_out_of_open_files_fails_runs_with_sandbox_error_and_recove
             await assert_still_works(sb)
 
 
+async def test_runs_in_flight_together_hold_no_more_call_bytes_than_the_sandboxs_budget() -> None:
+    """Past the sandbox's budget of held call bytes (here: any), a run that holds a call reads no more until some
+    call is answered: four runs of four 1 MB calls each have at most one call each on the host at once, not
+    sixteen; all finish, and the budget is whole again."""
+    in_flight: list[int] = [0, 0]  # now, most
+
+    async def sink(data: str) -> int:
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight)
+        await anyio.sleep(0.1)
+        in_flight[0] -= 1
+        return len(data)
+
+    code = (
+        "import asyncio\nbig = 'x' * 1_000_000\nreturn sum(await asyncio.gather(*[sink(data=big) for _ in range(4)]))"
+    )
+    async with Sandbox(max_runs=4, limits=QUICK) as sb:
+        sb._held.budget = 1
+        results: list[object] = []
+
+        async def one() -> None:
+            result = await sb.run(code, functions={"sink": sink})
+            results.append(result.value if result.error is None else result.error)
+
+        async with anyio.create_task_group() as tasks:
+            for _ in range(4):
+                tasks.start_soon(one)
+        assert results == [4_000_000] * 4
+        assert in_flight[0] == 0
+        assert in_flight[1] <= 4
+        assert sb._held.held == 0
+
+
 async def test_the_callers_cancellation_propagates_and_the_next_run_works(sb: Sandbox) -> None:
     """Cancelling the caller mid-run cancels `run` (no result is made up); the next run works."""
     outcomes: list[RunResult] = []
