@@ -1,8 +1,9 @@
 """The template behind `python -m sandbox.probe`: a run process made as a run's is, that also runs plain Python.
 
 Its template starts exactly as a sandbox's does (same limits, warm-up and layers), and each process it forks is
-confined as a run's is and serves one more frame, `probe`: a file's source, run unrestricted with `sys.argv` set,
-its printed output streamed back as `out` frames and its exit status as `exited`. Only `sandbox.probe` starts this
+confined as a run's is. Its `run` frame may carry a `probe` instead of code: the run's own limits (memory, CPU) are
+set exactly as for code, then the file's source runs unrestricted in the run's task with `sys.argv` set, its
+printed output streamed back as `out` frames and its exit status as `exited`. Only `sandbox.probe` starts this
 module; a sandbox's run processes have no such frame.
 """
 
@@ -16,6 +17,7 @@ import sys
 import traceback
 from typing import Any
 
+from sandbox.limits import Limits
 from sandbox.worker.main import Worker, main
 
 
@@ -35,10 +37,20 @@ class _Stream(io.TextIOBase):
 class ProbeWorker(Worker):
     """A confined worker that runs the probe's file as plain Python."""
 
-    def other(self, message: dict[str, Any]) -> None:
-        """Run a `probe` frame's file and report its exit status."""
-        if message["t"] == "probe":
-            self.send({"t": "exited", "status": self.probe(str(message["file"]), str(message["source"]), message)})
+    async def run(self, message: dict[str, Any]) -> None:
+        """Run a `run` frame's probe file, under the run's limits, and report its exit status (else code, as ever)."""
+        probe = message.get("probe")
+        if not isinstance(probe, dict):
+            await super().run(message)
+            return
+        self.current_run = message.get("run")
+        limits = Limits.from_json(message["limits"])
+        self.memory.limit_run(limits.memory, limits.timeout)
+        status = self.probe(str(probe["file"]), str(probe["source"]), probe)
+        self.end_run()
+        self.send({"t": "exited", "status": status})
+        if self.finished is not None and not self.finished.done():
+            self.finished.set_result(None)  # like a run, the probe is this process's only one
 
     def probe(self, path: str, source: str, message: dict[str, Any]) -> int:
         """Run `source` as `__main__`; its exit status (1 for an uncaught exception, printed with its traceback)."""

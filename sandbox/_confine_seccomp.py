@@ -3,8 +3,9 @@
 The list covers CPython's interpreter and allocator, asyncio's epoll loop with its self-pipe, reads and writes
 on descriptors the worker already holds, clocks, random bytes, its own signals and resource limits, and exit.
 It has no call that names a path (`open`, `stat`, `execve`...), makes a descriptor (`socket`, `pipe`, `dup`),
-a process or thread (`fork`, `clone`), or reaches another process (`kill`, `ptrace`, `process_vm_*`): the
-calls that act on a process are allowed only on the run process itself. Refusals are `EPERM` rather than a
+a process or thread (`fork`, `clone`), or reaches another process (`kill`, `ptrace`, `process_vm_*`, a signal
+armed with `fcntl`'s `F_SETOWN` and `O_ASYNC`): the calls that act on a process are allowed only on the run
+process itself, and `fcntl` only to read and set a descriptor's own flags. Refusals are `EPERM` rather than a
 kill, so escaped code gets a `PermissionError` and the run a clear result, and the host never waits on a dead
 pipe. The template's filter (`build_template`) is that list plus forking and reaping run processes and what a run
 process does before its own filter is stacked on it.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 from typing import Final
 
@@ -21,7 +23,7 @@ import seccompy
 
 ALLOWED: Final = (
     # reads and writes on the pipes, the loop's epoll and its self-pipe socket pair
-    "read readv write writev pread64 pwrite64 lseek close fcntl sendto recvfrom "
+    "read readv write writev pread64 pwrite64 lseek close sendto recvfrom "
     "epoll_wait epoll_pwait epoll_pwait2 epoll_ctl poll ppoll select pselect6 "
     # memory
     "brk mmap munmap mremap mprotect madvise "
@@ -35,7 +37,18 @@ ALLOWED: Final = (
     # leaving
     "exit exit_group"
 ).split()
-"""System calls allowed with any arguments."""
+"""System calls allowed with any arguments; `fcntl` is allowed only for the commands in `_FCNTL`."""
+
+_FCNTL: Final = (fcntl.F_GETFD, fcntl.F_SETFD, fcntl.F_GETFL)
+"""The `fcntl` commands allowed with any argument; `F_SETFL` is allowed too, but never with `O_ASYNC`.
+
+The rest could reach beyond the process: `F_SETOWN` and `F_SETSIG` with `O_ASYNC` make the kernel send any
+signal (SIGKILL) to any process or process group of the same user when a descriptor becomes ready (only a
+Landlock ABI 6 scope stops that, on Linux 6.12 and later); `F_DUPFD` makes descriptors, and leases, directory
+notifications and pipe sizes are not a run's business.
+"""
+_LOW_WORD: Final = 0xFFFF_FFFF
+"""`fcntl`'s command is a C `int`: the kernel reads the low 32 bits of the argument, so only those are compared."""
 
 _SELF_ONLY: Final = ("kill", "tgkill", "tkill", "prlimit64")
 """Allowed only when their first argument is the worker itself (its pid, or 0 for `prlimit64`)."""
@@ -74,6 +87,7 @@ def build() -> seccompy.Filter:
     for name in ALLOWED:
         with contextlib.suppress(ValueError):  # a call this architecture does not have (aarch64: `poll`, `time`)
             seccomp_filter.allow(name)
+    _allow_fcntl(seccomp_filter)
     pid = os.getpid()
     for name in _SELF_ONLY:
         seccomp_filter.allow(name, args={0: 0 if name == "prlimit64" else pid})
@@ -91,10 +105,22 @@ def build_template() -> seccompy.Filter:
     for name in (*ALLOWED, *_TEMPLATE, "kill", "tgkill", "tkill"):
         with contextlib.suppress(ValueError):
             seccomp_filter.allow(name)
+    _allow_fcntl(seccomp_filter)
     seccomp_filter.allow("prlimit64", args={0: 0})
     seccomp_filter.allow("clone", args=[(0, seccompy.CmpOp.MASKED_EQ, 0, _CLONE_THREAD)])
     seccomp_filter.allow("socketpair", args={0: _AF_UNIX})  # the run's event loop wakes itself through one
     for request in (_FIONBIO, _FIOCLEX):  # and sets its descriptors non-blocking and close-on-exec so
         seccomp_filter.allow("ioctl", args={1: request})
     seccomp_filter.allow("prctl", args={0: _PR_SET_NO_NEW_PRIVS})  # loading the run's filter sets it again
+    seccomp_filter.allow("setpriority", args={0: os.PRIO_PROCESS, 1: 0})  # a run process lowers its own priority
     return seccomp_filter
+
+
+def _allow_fcntl(seccomp_filter: seccompy.Filter) -> None:
+    """Allow the `fcntl` commands a process needs on its own descriptors (`_FCNTL`, and `F_SETFL` without `O_ASYNC`)."""
+    for command in _FCNTL:
+        seccomp_filter.allow("fcntl", args=[(1, seccompy.CmpOp.MASKED_EQ, command, _LOW_WORD)])
+    seccomp_filter.allow(
+        "fcntl",
+        args=[(1, seccompy.CmpOp.MASKED_EQ, fcntl.F_SETFL, _LOW_WORD), (2, seccompy.CmpOp.MASKED_EQ, 0, os.O_ASYNC)],
+    )

@@ -170,27 +170,63 @@ class CallsOverError(Exception):
         )
 
 
+class HeldBytes:
+    """The bytes of call frames the host holds for all the runs of one sandbox, against one budget.
+
+    Each run's `Admission` already bounds what one run makes the host hold; with many runs in flight at once
+    (`max_runs`), this bounds their sum: past the budget, a run that already holds a call reads no more frames
+    until the host has answered some call, of any run. A run that holds nothing may always read one more, so every
+    run goes on.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.held = 0
+        self.waiting: set[Admission] = set()
+        """The runs waiting for room, woken when any run's call has its outcome."""
+
+    @property
+    def full(self) -> bool:
+        """Whether the runs together hold the whole budget."""
+        return self.held >= self.budget
+
+    def add(self, size: int) -> None:
+        """A run took in a call frame of `size` bytes."""
+        self.held += size
+
+    def remove(self, size: int) -> None:
+        """A call of `size` bytes has its outcome: the runs waiting for room may read again."""
+        self.held -= size
+        if not self.full:
+            for admission in list(self.waiting):
+                admission.wake()
+
+
 class Admission:
     """How many of a run's calls the host holds, and whether it may read another frame now.
 
     A worker whose code is honest never has more than `concurrent_calls` calls out, except calls its code
     stopped waiting for (`asyncio.wait_for`): those still run on the host. So up to twice that many, or one
-    frame's worth of bytes, are held before the host stops reading; a `done` frame behind them waits too.
+    frame's worth of bytes, are held before the host stops reading; a `done` frame behind them waits too. With
+    `shared`, the bytes also count against the sandbox's budget for all its runs (`HeldBytes`).
     """
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, shared: HeldBytes | None = None) -> None:
         self.max_calls = limits.calls
         self.max_held = 2 * max(limits.concurrent_calls, 1)
         self.count = 0
         self.held = 0
         self.held_bytes = 0
+        self._shared = shared
         self._room: anyio.Event | None = None
         """What the reader waits on while the host holds as many calls as it may (made only then)."""
 
     @property
     def full(self) -> bool:
         """Whether the host holds as many calls as it may: it reads no more frames until one has its outcome."""
-        return self.held >= self.max_held or self.held_bytes >= MAX_FRAME
+        if self.held >= self.max_held or self.held_bytes >= MAX_FRAME:
+            return True
+        return self.held > 0 and self._shared is not None and self._shared.full
 
     def admit(self, size: int) -> None:
         """Count a `call` frame of `size` bytes; `CallsOverError` past the run's call limit."""
@@ -199,11 +235,19 @@ class Admission:
             raise CallsOverError(self.max_calls)
         self.held += 1
         self.held_bytes += size
+        if self._shared is not None:
+            self._shared.add(size)
 
     def release(self, size: int) -> None:
         """A held call has its outcome: the host may read again."""
         self.held -= 1
         self.held_bytes -= size
+        if self._shared is not None:
+            self._shared.remove(size)
+        self.wake()
+
+    def wake(self) -> None:
+        """Let the reader go on if it waits and there is room now."""
         if self._room is not None and not self.full:
             self._room.set()
             self._room = None
@@ -212,8 +256,24 @@ class Admission:
         """Wait until the host may read another frame."""
         while self.full:
             self._room = anyio.Event()
-            await self._room.wait()
+            if self._shared is not None:
+                self._shared.waiting.add(self)
+            try:
+                await self._room.wait()
+            finally:
+                if self._shared is not None:
+                    self._shared.waiting.discard(self)
+
+    def close(self) -> None:
+        """The run is over: whatever it still holds goes back to the sandbox's budget."""
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            shared.remove(self.held_bytes)
+
+
+HELD_BYTES = 4 * MAX_FRAME
+"""Bytes of call frames the host holds for all the runs of one sandbox at once (256 MiB), beyond one call per run."""
 
 
 CPU_CEILING = 3600
-"""CPU seconds the template and any run process may use in their life (their hard `RLIMIT_CPU`)."""
+"""CPU seconds any run process may use in its life (its hard `RLIMIT_CPU`, from its fork); the template has none."""

@@ -2,9 +2,11 @@
 
 This is how to see what OS-level confinement refuses without needing a real escape from the language policy:
 FILE runs with no policy at all (any import, `open`, `socket`, `os.fork`, `ctypes`), in a process forked from a
-warm, confined template and confined itself exactly as a `Sandbox`'s run processes are. What FILE prints is
-relayed to stdout and stderr as it happens, and the probe exits with FILE's status. The layers the process runs
-under are printed to stderr first. A process that dies is reported on stderr, with status 128 + its signal.
+warm, confined template and confined itself exactly as a `Sandbox`'s run processes are, as a run with the default
+`Limits`: its memory and CPU limits set before FILE starts, and killed past its deadline (exit status 124).
+What FILE prints is relayed to stdout and stderr as it happens, and the probe exits with FILE's status. The
+layers the process runs under are printed to stderr first. A process that dies is reported on stderr, with
+status 128 + its signal.
 
 FILE can find what an escaped run would aim at: `os.getppid()` is the template, and the environment variable
 `SANDBOX_PROBE_SIBLING` holds the pid of another run process of the same template, waiting for its run.
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from sandbox._confine import Confinement
+from sandbox._distrust import KILL_GRACE
 from sandbox._protocol import ProtocolError
 from sandbox.errors import SandboxError
 from sandbox.host.template import Template
@@ -58,20 +61,29 @@ async def probe(
             await sibling.kill()
 
 
-async def _probe(worker: RunProcess, request: dict[str, object]) -> int:
-    """Send the probe's file and relay what it prints until it exits."""
-    await worker.send({"t": "probe", **request})
-    while True:
-        try:
-            message = await worker.receive()
-        except _DIED:
-            return await _died(worker)
-        if message["t"] == "exited":
-            return int(message["status"])
-        if message["t"] == "out":
-            stream = sys.stdout if message.get("fd") == 1 else sys.stderr
-            stream.write(str(message.get("text", "")))
-            stream.flush()
+async def _probe(worker: RunProcess, request: dict[str, object], limits: Limits | None = None) -> int:
+    """Send the probe's file as a run, under `limits` (a run's defaults), and relay what it prints until it exits.
+
+    The process sets the run's memory and CPU limits before the file runs, and the run's deadline holds as it does
+    for code: past `limits.timeout` (and the grace a run gets) the process is killed.
+    """
+    limits = limits or Limits()
+    await worker.send({"t": "run", "run": 1, "limits": limits.to_json(), "probe": request})
+    with anyio.move_on_after(limits.timeout + KILL_GRACE):
+        while True:
+            try:
+                message = await worker.receive()
+            except _DIED:
+                return await _died(worker)
+            if message["t"] == "exited":
+                return int(message["status"])
+            if message["t"] == "out":
+                stream = sys.stdout if message.get("fd") == 1 else sys.stderr
+                stream.write(str(message.get("text", "")))
+                stream.flush()
+    await worker.kill()
+    print(f"sandbox.probe: the run's deadline ({limits.timeout:g} s) passed; it was stopped", file=sys.stderr)
+    return 124
 
 
 async def _died(worker: RunProcess) -> int:

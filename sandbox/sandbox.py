@@ -21,6 +21,7 @@ import anyio
 from sandbox._budgets import valid_name
 from sandbox._confine import Confinement, Layers
 from sandbox._dispatch import Dispatcher
+from sandbox._distrust import HELD_BYTES, HeldBytes
 from sandbox._jsonvalue import NotJsonError, check_json
 from sandbox._repeat import Repeat
 from sandbox._runner import run_code
@@ -84,6 +85,8 @@ class Sandbox:
         self.max_runs = max_runs
         """Runs in flight at once."""
         self._cap = anyio.CapacityLimiter(max_runs)
+        self._held = HeldBytes(HELD_BYTES)
+        """Bytes of call arguments the host holds for all the runs in flight, against one budget."""
         self._template = (
             Template(confinement=self.confinement, memory=self.limits.memory) if isolation == "process" else None
         )
@@ -169,7 +172,13 @@ class Sandbox:
             child = await self._template.take(limits.memory)
             try:
                 return await child.run(
-                    code, limits=limits, dispatcher=dispatcher, error_names=names, variables=initial, repeat=repeat
+                    code,
+                    limits=limits,
+                    dispatcher=dispatcher,
+                    error_names=names,
+                    variables=initial,
+                    repeat=repeat,
+                    held=self._held,
                 )
             finally:
                 await child.kill()

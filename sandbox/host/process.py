@@ -21,7 +21,7 @@ import anyio
 from sandbox._alarm import Alarm
 from sandbox._confine import Layers
 from sandbox._conversation import Conversation
-from sandbox._distrust import KILL_GRACE, Admission, checked_result
+from sandbox._distrust import KILL_GRACE, Admission, HeldBytes, checked_result
 from sandbox._pipe import FramePipe
 from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode_with_text
 from sandbox.errors import SandboxError
@@ -107,11 +107,13 @@ class RunProcess:
         error_names: tuple[str, ...],
         variables: dict[str, JsonValue] | None = None,
         repeat: Repeat | None = None,
+        held: HeldBytes | None = None,
     ) -> RunResult:
         """Run code in this process, serving its host calls; a breach kills it and is a result.
 
         Anything that goes wrong with the process (it dies, its pipe breaks, it sends a malformed frame) kills it
-        and is a `crashed` result. Cancellation of the caller propagates; the caller kills the process.
+        and is a `crashed` result. Cancellation of the caller propagates; the caller kills the process. `held`
+        is the sandbox's budget of call bytes held for all its runs, which this run's calls count against too.
         """
         run_id = 1
         try:
@@ -136,7 +138,7 @@ class RunProcess:
                     f"{MAX_FRAME:,}. Send less code per run.",
                 )
             )
-        admission = Admission(limits)
+        admission = Admission(limits, held)
         conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=admission, alarm=self.alarm)
         try:
             await self.pipe.send_frame(frame)
@@ -151,6 +153,8 @@ class RunProcess:
                 if rest is not None and rest is not error:
                     raise rest from None
             raise
+        finally:
+            admission.close()  # what its calls still hold goes back to the sandbox's budget, however the run ended
         if result is None:  # the deadline passed
             await self.kill()
             return RunResult(

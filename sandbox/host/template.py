@@ -32,6 +32,8 @@ from sandbox.errors import SandboxError
 from sandbox.host.process import RunProcess
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from anyio.abc import Process, TaskGroup
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -43,6 +45,9 @@ TEMPLATE = ("-m", "sandbox.worker.main")
 SPARES = 2
 """Run processes forked ahead of the runs that will take them."""
 _START_TIMEOUT = 30.0
+FORK_TIMEOUT = 10.0
+"""Seconds the template has to answer a fork request (a fork takes milliseconds); past it the template is killed
+and started again, as one that died (a stopped or wedged template answers nothing, and closes nothing)."""
 _MAX_MESSAGE = 4096
 _GRACE = 2.0
 """Seconds a closing template is given to reap its run processes before it is killed."""
@@ -67,8 +72,8 @@ class Template:
         self._link: _Link | None = None
         """The template running now: its process, control socket and working directory."""
         self._ids = itertools.count(1)
-        self._forks: dict[int, tuple[anyio.Event, list[int]]] = {}
-        """Fork requests waiting for their `forked` reply: set with the pid in the list."""
+        self._forks: dict[int, tuple[anyio.Event, list[int], _Link]] = {}
+        """Fork requests waiting for their `forked` reply: set with the pid in the list; the template asked."""
         self._children: dict[int, RunProcess] = {}
         """Every run process alive, by pid: told its exit status when the template reports it."""
         self._restart = anyio.Lock()
@@ -87,13 +92,15 @@ class Template:
         stack.push_async_callback(self._stop)
         try:
             await self._start()
-            first = await self._fork()  # a template whose run processes cannot start is an error now, not later
+            first = await self._fork_or_error()  # a template whose run processes cannot start is an error now
+            if isinstance(first, SandboxError):
+                raise first
             self.layers = first.layers
             if self.confinement.require:
                 first.layers.require()
             self._ready.append(first)
             for _ in range(self.spares):
-                self._tasks.start_soon(self._refill)
+                self._tasks.start_soon(_guarded, self._refill)
         except BaseException:
             await stack.aclose()
             raise
@@ -126,6 +133,9 @@ class Template:
                     got = self._receive.receive_nowait()
                 except anyio.WouldBlock:
                     got = await self._fork_or_error()  # more runs at once than spares: this one forks for itself
+                else:
+                    if isinstance(got, SandboxError):  # a spare's failure may be over by now: this run tries again
+                        got = await self._fork_or_error()
             if isinstance(got, SandboxError):
                 raise got
             if got.alive():
@@ -136,20 +146,36 @@ class Template:
         """Keep the spares full, in the background; a failure is handed to the next run that takes one."""
         while True:
             got = await self._fork_or_error()
-            await self._send.send(got)
+            try:
+                await self._send.send(got)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the sandbox is closing
+                if not isinstance(got, SandboxError):
+                    await got.kill()
+                return
             if isinstance(got, SandboxError):
                 await anyio.sleep(0.5)  # a template that cannot start is not retried in a tight loop
 
     async def _fork_or_error(self, memory: int | None = None) -> RunProcess | SandboxError:
-        """A run process, or why none could be made: twice in a row, so one killed from outside fails no run."""
-        try:
-            return await self._fork(memory)
-        except SandboxError:
-            pass
-        try:
-            return await self._fork(memory)
-        except SandboxError as error:
-            return error
+        """A run process, or why none could be made: twice in a row, so one killed from outside fails no run.
+
+        Every failure is a `SandboxError` here (the host out of descriptors or processes, a template that never
+        answered): what goes wrong while making a run process ends at most the run that asked for it.
+        """
+        error: SandboxError | None = None
+        for _ in range(2):
+            try:
+                return await self._fork(memory)
+            except SandboxError as failed:
+                error = failed
+            except OSError as failed:  # the host's own resources: descriptors (EMFILE), processes, memory
+                error = SandboxError(
+                    f"the host could not make a run process: {failed.strerror or failed}; run fewer runs at once "
+                    "(`max_runs`) or raise the host's limit on open files"
+                )
+            except Exception as failed:  # noqa: BLE001  # nothing a fork meets may end more than its run
+                error = SandboxError(f"the host could not make a run process: {type(failed).__name__}: {failed}")
+        assert error is not None
+        return error
 
     async def _fork(self, memory: int | None = None) -> RunProcess:
         """Fork one run process and wait until it is confined and ready; restarts a dead template first."""
@@ -165,28 +191,39 @@ class Template:
         link = self._link
         assert link is not None
         child_in, to_child = os.pipe()
-        from_child, child_out = os.pipe()
+        try:
+            from_child, child_out = os.pipe()
+        except OSError:
+            os.close(child_in)
+            os.close(to_child)
+            raise
         fork_id = next(self._ids)
-        reply: tuple[anyio.Event, list[int]] = (anyio.Event(), [])
+        reply: tuple[anyio.Event, list[int], _Link] = (anyio.Event(), [], link)
         self._forks[fork_id] = reply
         try:
-            try:
-                socket.send_fds(
-                    link.control,
-                    [json.dumps({"t": "fork", "id": fork_id, "memory": memory}).encode()],
-                    [child_in, child_out],
-                )
-            except OSError:
-                raise _TemplateDied from None
-            finally:
-                os.close(child_in)
-                os.close(child_out)
-            with anyio.fail_after(_START_TIMEOUT):
+            # a stopped or wedged template neither answers nor closes its socket: past the deadline it is dead to
+            # the host, killed and started again
+            with anyio.move_on_after(FORK_TIMEOUT) as waited:
+                try:
+                    request = json.dumps({"t": "fork", "id": fork_id, "memory": memory}).encode()
+                    await link.send([request], [child_in, child_out])
+                except (OSError, anyio.ClosedResourceError):
+                    await link.close()
+                    raise _TemplateDied from None
+                finally:
+                    os.close(child_in)
+                    os.close(child_out)
                 await reply[0].wait()  # set by the reply, or with no pid when the template dies
+            if waited.cancelled_caught:
+                await link.close()
+                raise _TemplateDied
             if not reply[1]:
                 raise _TemplateDied
             if reply[1][0] <= 0 or reply[1][1] < 0:
-                raise SandboxError("the sandbox's template process could not fork a run process (out of processes?)")
+                raise SandboxError(
+                    "the sandbox's template process could not fork a run process, or hand it over (out of processes "
+                    "or open files?)"
+                )
         except BaseException:
             for fd in (to_child, from_child, *reply[1][1:]):
                 if fd >= 0:
@@ -216,8 +253,16 @@ class Template:
         if self._link is not None:
             await self._link.close()
             self._link = None
-        host, template = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        workdir = tempfile.mkdtemp(prefix="sandbox-")
+        try:
+            host, template = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        except OSError as error:
+            raise SandboxError(f"the sandbox's template process could not be started: {error}") from error
+        try:
+            workdir = tempfile.mkdtemp(prefix="sandbox-")
+        except OSError as error:
+            host.close()
+            template.close()
+            raise SandboxError(f"the sandbox's template process could not be started: {error}") from error
         env = {"PATH": os.defpath, "PYTHONPATH": _ROOT, "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"}
         env["PYTHONHASHSEED"] = "0"
         try:
@@ -254,7 +299,7 @@ class Template:
             )
         self._link = link
         assert self._tasks is not None
-        self._tasks.start_soon(self._listen, link)
+        self._tasks.start_soon(_guarded, self._listen, link)
 
     def _forget(self, child: RunProcess, pid: int) -> None:
         """The host is done with `child`: its pid no longer names it (a later child may get the same one)."""
@@ -274,12 +319,13 @@ class Template:
                     child.exited(int(message["status"]))
                 for fd in fds:  # a pidfd nobody waits for any more
                     os.close(fd)
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             pass  # the template never sends these; one that does is broken, and dealt with as dead
         finally:
             await link.close()
             for waiting in self._forks.values():
-                waiting[0].set()  # no pid: the template died before it answered
+                if waiting[2] is link:
+                    waiting[0].set()  # no pid: the template died before it answered
 
     async def _stop(self) -> None:
         """Kill the spares, every run process and the template."""
@@ -298,6 +344,17 @@ class Template:
     def pid(self) -> int | None:
         """The template's process id, while it runs."""
         return None if self._link is None or self._link.dead.is_set() else self._link.process.pid
+
+
+async def _guarded(task: Callable[..., Awaitable[None]], *args: object) -> None:
+    """Run a background task of the template's handle so that no failure of it ever leaves it.
+
+    The task group these run in was entered by whoever opened the sandbox (under `codemode serve`, the server):
+    an exception out of one would cancel that task and every run in flight. Each task already turns what it
+    meets into results; this is the last guard, for what none of them foresaw.
+    """
+    with contextlib.suppress(Exception):
+        await task(*args)
 
 
 class _Link:
@@ -320,6 +377,8 @@ class _Link:
                 continue
             except OSError:
                 return None
+            except anyio.ClosedResourceError:  # closed by the host itself while it waited (`close`)
+                return None
             if not data:
                 for fd in fds:
                     os.close(fd)
@@ -327,6 +386,16 @@ class _Link:
             message = json.loads(data)
             return (message if isinstance(message, dict) else {}), fds
         return None
+
+    async def send(self, buffers: list[bytes], fds: list[int]) -> None:
+        """One control message with descriptors attached; waits while the template's queue is full."""
+        while True:
+            try:
+                socket.send_fds(self.control, buffers, fds)
+            except BlockingIOError:  # more fork requests at once than the socket queues: the template is busy
+                await anyio.wait_writable(self.control)
+                continue
+            return
 
     async def close(self, *, graceful: bool = False) -> None:
         """Kill this template alone (its run processes live on); bounded and shielded, and only once.

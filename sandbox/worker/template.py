@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 MAX_REQUEST = 4096
 """Bytes of one control message, either way."""
+NICER = 10
+"""How much lower a run process's priority is than the template's (the host's): `nice` 10 above it, at most 19."""
 
 
 def _detach_stdio() -> int:
@@ -51,10 +53,26 @@ def _detach_stdio() -> int:
 
 
 def _limit_resources() -> None:
-    """The limits every run process inherits; its own (memory, CPU, no process) it sets after the fork."""
-    for which, value in ((resource.RLIMIT_CPU, CPU_CEILING), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0)):
+    """The limits every run process inherits; its own (CPU, memory, no process) it sets after the fork.
+
+    The template itself has no CPU limit: it counts its whole life (a fork and a reap cost it about 2 ms per run),
+    so any ceiling would kill it after so many runs, and it runs no model code.
+    """
+    for which in (resource.RLIMIT_CORE, resource.RLIMIT_FSIZE):
         with contextlib.suppress(ValueError, OSError):  # a limit the platform does not allow lowering
-            resource.setrlimit(which, (value, value))
+            resource.setrlimit(which, (0, 0))
+
+
+def _limit_cpu(niceness: int) -> None:
+    """A run process's CPU, right after its fork: its ceiling and a lower priority than the host's (`niceness`).
+
+    Its CPU time starts at zero at the fork, and its run lowers the ceiling further; the priority keeps busy runs
+    from starving the host.
+    """
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CPU, (CPU_CEILING, CPU_CEILING))
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
 
 
 def _limit_memory(statm: int | None, memory: int) -> None:
@@ -83,13 +101,20 @@ class Template:
     """The template's loop: fork requests on the control socket, exits of its children through their pidfds."""
 
     def __init__(
-        self, control: socket.socket, statm: int | None, worker: type[Worker], missing: dict[Layer, str]
+        self,
+        control: socket.socket,
+        statm: int | None,
+        worker: type[Worker],
+        missing: dict[Layer, str],
+        niceness: int = NICER,
     ) -> None:
         self.control = control
         self.statm = statm
         """`/proc/self/statm`, opened before confinement: what the template has mapped, read before each fork."""
         self.worker = worker
         self.missing = missing
+        self.niceness = niceness
+        """The scheduling priority of every run process: `NICER` below the template's own."""
         self.poller = select.poll()
         self.children: dict[int, int] = {}
         """Each live child's pidfd and its pid."""
@@ -165,6 +190,7 @@ class Template:
         """The run process, right after the fork: its own layers, then its one run; it never returns."""
         status = 1
         try:
+            _limit_cpu(self.niceness)
             memory.limit_fork()
             self.control.detach()  # closed with every other descriptor but the pipes, before anything else
             missing = dict(self.missing)
@@ -186,12 +212,13 @@ def main(worker: type[Worker]) -> None:
     warm_up()
     statm = os.open("/proc/self/statm", os.O_RDONLY) if os.path.exists("/proc/self/statm") else None
     _limit_memory(statm, int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+    niceness = min(os.getpriority(os.PRIO_PROCESS, 0) + NICER, 19)  # asked before the seal, which refuses it
     keep = (control.fileno(),) if statm is None else (control.fileno(), statm)
     missing = enclose(confinement, keep=keep)
     seal_template(missing)
     gc.freeze()
     try:
-        Template(control, statm, worker, missing).serve()
+        Template(control, statm, worker, missing, niceness).serve()
     finally:
         with contextlib.suppress(OSError):  # the host normally removes it; not if the host itself was killed
             os.rmdir(os.getcwd())

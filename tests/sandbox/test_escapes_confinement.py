@@ -358,11 +358,10 @@ REFUSALS = [
             "open_etc_passwd open_create_tmp socket_inet socket_unix fork execve kill_parent kill_init listdir_proc "
             "pipe memfd_create ptrace_attach_parent process_vm_readv clone3 unshare_user setns keyctl bpf "
             "perf_event_open io_uring_setup userfaultfd personality prctl pidfd_open_parent prlimit_parent "
-            "tgkill_parent x32_getpid chdir_root stat_etc"
+            "tgkill_parent x32_getpid chdir_root stat_etc dup"
         ).split()
     ),
     Refusal("setrlimit_raise_as", "ValueError"),  # above the hard limit, refused by the kernel's rule
-    Refusal("dup", "ok"),  # fcntl(F_DUPFD) is allowed: it only copies a descriptor the worker already holds
 ]
 
 

@@ -11,16 +11,24 @@ for the next.
 from __future__ import annotations
 
 import json
+import math
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from confinement_kit import needs
+import anyio
+from confinement_kit import eventually, needs
 
 from sandbox import Limits, Sandbox
+from sandbox._confine import Confinement
+from sandbox._distrust import CPU_CEILING
+from sandbox.host.template import Template
+from sandbox.probe import _probe, probe
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    import pytest
 
 ATTACK = """
 import ctypes, errno, json, os, signal
@@ -56,6 +64,26 @@ for fd in range(1024):
 out["open descriptors"] = len(open_fds)
 import socket
 out["socket"] = tr(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET))
+out["setpriority back to the host's"] = tr(lambda: os.setpriority(os.PRIO_PROCESS, 0, 0))
+import fcntl
+own = open_fds[3]  # one of its own descriptors (a pipe or its loop's socket pair)
+flags = fcntl.fcntl(own, fcntl.F_GETFL)
+for name, command, argument in (
+    ("F_SETOWN", fcntl.F_SETOWN, os.getppid()),
+    ("F_SETOWN process group", fcntl.F_SETOWN, -os.getppid()),
+    ("F_SETOWN_EX", 15, 0),
+    ("F_SETSIG", 10, signal.SIGKILL),
+    ("F_SETFL O_ASYNC", fcntl.F_SETFL, flags | os.O_ASYNC),
+    ("F_DUPFD", fcntl.F_DUPFD, 0),
+    ("F_DUPFD_CLOEXEC", fcntl.F_DUPFD_CLOEXEC, 0),
+    ("F_SETLEASE", fcntl.F_SETLEASE, fcntl.F_RDLCK),
+    ("F_NOTIFY", fcntl.F_NOTIFY, fcntl.DN_MODIFY),
+    ("F_SETPIPE_SZ", fcntl.F_SETPIPE_SZ, 1 << 20),
+    ("F_SETFL O_NONBLOCK", fcntl.F_SETFL, flags | os.O_NONBLOCK),
+    ("F_SETFD", fcntl.F_SETFD, fcntl.FD_CLOEXEC),
+    ("F_SETFL high bits", fcntl.F_SETFL | (1 << 32), flags | os.O_ASYNC),
+):
+    out["fcntl " + name] = sc(72, own, command, argument)
 print(json.dumps(out))
 """
 """What an escaped run tries against the processes around it; each answer is an errno name, or `ok`."""
@@ -70,6 +98,25 @@ REFUSED = {
     "sibling pidfd_open": "EPERM",
     "open descriptors": 8,  # stdio on /dev/null, its two pipes, its event loop's epoll and self-pipe pair
     "socket": "EPERM",
+    "setpriority back to the host's": "EPERM",
+    **{
+        f"fcntl {command}": "EPERM"
+        for command in (
+            "F_SETOWN",
+            "F_SETOWN process group",
+            "F_SETOWN_EX",
+            "F_SETSIG",
+            "F_SETFL O_ASYNC",
+            "F_DUPFD",
+            "F_DUPFD_CLOEXEC",
+            "F_SETLEASE",
+            "F_NOTIFY",
+            "F_SETPIPE_SZ",
+            "F_SETFL high bits",
+        )
+    },
+    "fcntl F_SETFL O_NONBLOCK": "ok",
+    "fcntl F_SETFD": "ok",
 }
 
 
@@ -161,3 +208,215 @@ async def test_an_escaped_run_leaves_nothing_a_later_run_sees() -> None:
         }
         assert looked.value["pid"] != left.value["pid"]  # type: ignore[index]
         assert (await sandbox.run("import json\nreturn json.dumps([2])")).value == "[2]"
+
+
+OLD_KERNEL = (
+    "-c",
+    (
+        "import landlockpy\n"
+        "newest = landlockpy.abi_version\n"
+        "landlockpy.abi_version = lambda: min(newest(), 5)\n"
+        "from sandbox._confine_probe import ProbeWorker\n"
+        "from sandbox.worker.main import main\n"
+        "main(ProbeWorker)\n"
+    ),
+)
+"""The probe's template on a kernel whose Landlock has no scopes (ABI 5, before Linux 6.12): signals unscoped."""
+
+SIGIO = """
+import asyncio, fcntl, json, os, signal, time
+loop = asyncio.get_running_loop()
+readable, writer = loop._ssock.fileno(), loop._csock.fileno()  # its loop's own socket pair: no new descriptor
+out = {}
+for name, target in (("sibling", int(os.environ["SANDBOX_PROBE_SIBLING"])), ("template", os.getppid()),
+                     ("process group", -os.getppid())):
+    try:
+        fcntl.fcntl(readable, fcntl.F_SETOWN, target)
+        fcntl.fcntl(readable, 10, signal.SIGKILL)  # F_SETSIG
+        fcntl.fcntl(readable, fcntl.F_SETFL, fcntl.fcntl(readable, fcntl.F_GETFL) | os.O_ASYNC)
+        out[name] = "armed"
+    except PermissionError:
+        out[name] = "EPERM"
+    os.write(writer, b"x")  # readable now: an armed descriptor sends SIGKILL to its owner
+    time.sleep(0.1)
+    os.read(readable, 16)
+print(json.dumps(out))
+"""
+"""Red-team finding 01: SIGKILL aimed at a sibling, the template and its process group through `O_ASYNC`."""
+
+
+@needs("seccomp")
+async def test_an_escaped_run_cannot_aim_a_signal_through_fcntl_on_a_kernel_without_landlock_scopes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Where Landlock cannot scope signals, `fcntl`'s `F_SETOWN`, `F_SETSIG` and `O_ASYNC` are refused (`EPERM`):
+    the sibling run and the template live on."""
+    async with Template(confinement=Confinement(), memory=Limits().memory, entry=OLD_KERNEL, spares=0) as template:
+        before = template.pid
+        worker, sibling = await template.take(), await template.take()
+        try:
+            request = {"file": "sigio.py", "source": SIGIO, "args": [], "sibling": sibling.pid}
+            status = await _probe(worker, request)
+            await anyio.sleep(0.2)
+            assert (status, sibling.alive(), template.pid, template.restarts) == (0, True, before, 0)
+        finally:
+            await worker.kill()
+            await sibling.kill()
+    assert json.loads(capsys.readouterr().out) == {"sibling": "EPERM", "template": "EPERM", "process group": "EPERM"}
+
+
+LIMITS = """
+import json, resource, time
+print(json.dumps({"cpu": resource.getrlimit(resource.RLIMIT_CPU), "spent": time.process_time()}))
+"""
+
+
+async def test_the_probe_runs_its_file_under_the_limits_a_run_gets(capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe's file runs after the run's own CPU limit is set (the default 30 s timeout, plus one second,
+    counted from what the process had spent), not under the template's ceiling."""
+    assert await probe("limits.py", LIMITS, [], Confinement()) == 0
+    got = json.loads(capsys.readouterr().out)
+    soft, hard = got["cpu"]
+    assert hard == soft + 1
+    assert 31 <= soft <= math.ceil(got["spent"] + 31)
+
+
+async def test_the_template_has_no_cpu_limit_of_its_own_and_its_run_processes_do() -> None:
+    """The template lives on however many runs it forks (no lifetime CPU limit to reach); a spare run process
+    waits under the CPU ceiling, and a run under its own limit."""
+    async with Sandbox(limits=Limits(timeout=5.0)) as sandbox:
+        template = sandbox._template
+        assert template is not None
+        assert template.pid is not None
+        assert cpu_limit(template.pid) == "unlimited"
+        await eventually(lambda: bool(template._children))
+        spare = next(iter(template._children.values()))
+        assert cpu_limit(spare.pid) == str(CPU_CEILING)
+        result = await sandbox.run("return 1")
+        assert result.value == 1
+
+
+def cpu_limit(pid: int) -> str:
+    """The soft CPU-time limit of process `pid`, as `/proc/PID/limits` gives it."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max cpu time"):
+            return line.split()[3]
+    raise AssertionError(f"no CPU limit listed for {pid}")
+
+
+async def test_run_processes_run_at_a_lower_priority_than_the_host() -> None:
+    """A run process is `nice` 10 above the host, so busy runs cannot starve it (its code cannot undo that: see
+    `REFUSED`)."""
+    async with Sandbox(limits=Limits(timeout=5.0)) as sandbox:
+        template = sandbox._template
+        assert template is not None
+        await eventually(lambda: bool(template._children))
+        spare = next(iter(template._children.values()))
+        host = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, spare.pid) == min(host + 10, 19)
+
+
+BATTERY = """
+import ctypes, errno, json, os, resource, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+template, sibling, me = os.getppid(), int(os.environ["SANDBOX_PROBE_SIBLING"]), os.getpid()
+buffer = ctypes.create_string_buffer(128)
+vector = (ctypes.c_void_p * 2)(ctypes.addressof(buffer), 64)
+name = ctypes.create_string_buffer(b"x")
+out = {}
+def sc(label, number, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(a) for a in args])
+    out[label] = "ok" if result >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+def py(label, attempt):
+    try:
+        attempt()
+        out[label] = "ok"
+    except OSError as error:
+        out[label] = errno.errorcode.get(error.errno, "?")
+    except ValueError:
+        out[label] = "ValueError"
+sc("kill own process group", 62, 0, 9)
+sc("kill every process", 62, -1, 9)
+sc("tgkill a sibling as a thread of its own", 234, me, sibling, 9)
+sc("tkill sibling", 200, sibling, 9)
+sc("rt_sigqueueinfo template", 129, template, 10, 0)
+sc("prlimit64 template", 302, template, 0, 0, ctypes.addressof(buffer))
+sc("kcmp template", 312, me, template, 0, 0, 0)
+sc("setpriority template", 141, 0, template, 19)
+sc("sched_setaffinity sibling", 203, sibling, 8, ctypes.addressof(buffer))
+sc("clone SIGCHLD", 56, 17, 0, 0, 0, 0)
+sc("add_key", 248, 0, 0, 0, 0, 0)
+sc("mount", 165, 0, 0, 0, 0, 0)
+sc("shmget", 29, 0, 4096, 0o1666)
+sc("semget", 64, 0x1234, 1, 0o1666)
+sc("msgget", 68, 0x1234, 0o1666)
+sc("mq_open", 240, ctypes.addressof(name), 0o100 | 2, 0o666, 0)
+sc("pipe2", 293, ctypes.addressof(buffer), 0)
+sc("socketpair", 53, 1, 1, 0, ctypes.addressof(buffer))
+sc("prctl PR_SET_DUMPABLE", 157, 4, 1)
+sc("seccomp another filter", 317, 1, 0, 0)
+sc("landlock_create_ruleset", 444, 0, 0, 1)
+sc("x32 fork", 0x40000039)
+sc("x32 openat", 0x40000101, -100, ctypes.addressof(ctypes.create_string_buffer(b"/etc/passwd")), 0)
+py("open sibling environ", lambda: open(f"/proc/{sibling}/environ", "rb"))
+py("write /dev/shm", lambda: open("/dev/shm/leftover", "w"))
+py("write its working directory", lambda: open("leftover", "w"))
+py("list its descriptors", lambda: os.listdir("/proc/self/fd"))
+py("raise RLIMIT_CPU", lambda: resource.setrlimit(resource.RLIMIT_CPU, (7200, 7200)))
+py("raise RLIMIT_NPROC", lambda: resource.setrlimit(resource.RLIMIT_NPROC, (10, 10)))
+py("setsid", os.setsid)
+py("setpgid", lambda: os.setpgid(0, 0))
+print(json.dumps(out))
+"""
+"""The red team's battery (finding 90): what an escaped run tried beyond `ATTACK`; each answer an errno name."""
+
+BATTERY_REFUSED = {
+    **dict.fromkeys(
+        [
+            "kill own process group",
+            "kill every process",
+            "tkill sibling",
+            "rt_sigqueueinfo template",
+            "prlimit64 template",
+            "kcmp template",
+            "setpriority template",
+            "sched_setaffinity sibling",
+            "clone SIGCHLD",
+            "add_key",
+            "mount",
+            "shmget",
+            "semget",
+            "msgget",
+            "mq_open",
+            "pipe2",
+            "socketpair",
+            "prctl PR_SET_DUMPABLE",
+            "seccomp another filter",
+            "landlock_create_ruleset",
+            "x32 fork",
+            "x32 openat",
+            "open sibling environ",
+            "write /dev/shm",
+            "write its working directory",
+            "list its descriptors",
+            "setsid",
+            "setpgid",
+        ],
+        "EPERM",
+    ),
+    "tgkill a sibling as a thread of its own": "ESRCH",  # allowed only in its own thread group, where it is not
+    "raise RLIMIT_CPU": "ValueError",  # above the hard limit: the kernel refuses
+    "raise RLIMIT_NPROC": "ValueError",
+}
+
+
+@needs("fds", "no_new_privs", "namespaces", "uid", "landlock", "seccomp")
+async def test_an_escaped_run_is_refused_every_call_of_the_red_teams_battery(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Signals at its group or everyone, IPC, keys, mounts, new descriptors or filters, x32 calls, other processes'
+    files, writes anywhere, raised limits, a new session: each refused with the exact errno."""
+    assert await probe("battery.py", BATTERY, [], Confinement()) == 0
+    assert json.loads(capsys.readouterr().out) == BATTERY_REFUSED

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import sys
 import textwrap
@@ -23,6 +24,8 @@ from sandbox import Limits, Namespace, RunResult, Sandbox
 from sandbox._confine import Confinement
 from sandbox._dispatch import Dispatcher
 from sandbox._protocol import MAX_FRAME
+from sandbox.errors import SandboxError
+from sandbox.host import template as template_module
 from sandbox.host.process import RunProcess
 from sandbox.host.template import Template
 
@@ -127,6 +130,106 @@ async def test_a_template_that_died_is_started_again_and_a_run_in_flight_finishe
             await assert_still_works(sb)
         assert sb._template.pid not in (None, template)
         assert sb._template.restarts == 1
+
+
+def limit_leaving_free(free: int) -> int:
+    """A limit on open files that leaves this process `free` more descriptors."""
+    used = {int(fd) for fd in os.listdir("/proc/self/fd")}
+    limit = 0
+    while limit - len({fd for fd in used if fd < limit}) < free:
+        limit += 1
+    return limit
+
+
+async def test_a_template_that_stops_answering_is_started_again_and_every_run_gets_its_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stopped template (SIGSTOP: alive, silent) misses the fork deadline, is killed and started again; every run
+    gets its result and nothing is raised into the task that opened the sandbox."""
+    monkeypatch.setattr(template_module, "FORK_TIMEOUT", 0.5)
+    async with Sandbox(max_runs=8, limits=QUICK) as sb:
+        assert sb._template is not None
+        stopped = sb._template.pid
+        assert stopped is not None
+        os.kill(stopped, signal.SIGSTOP)
+        values: list[object] = []
+
+        async def one() -> None:
+            values.append((await sb.run("return 1")).value)
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tasks:
+                for _ in range(6):  # more than the spares forked before the stop
+                    tasks.start_soon(one)
+        assert values == [1] * 6
+        assert sb._template.restarts >= 1
+        assert sb._template.pid not in (None, stopped)
+
+
+async def test_a_host_out_of_open_files_fails_runs_with_sandbox_error_and_recovers() -> None:
+    """Runs that cannot get their descriptors (EMFILE) raise `SandboxError`, others finish, nothing else is raised
+    into the task that opened the sandbox; with descriptors free again, runs work."""
+
+    async def wait() -> str:
+        await anyio.sleep(0.3)
+        return "ok"
+
+    async with Sandbox(max_runs=16, limits=QUICK) as sb:
+        assert (await sb.run("return 0")).value == 0
+        outcomes: list[object] = []
+
+        async def one() -> None:
+            try:
+                outcomes.append((await sb.run("return await wait()", functions={"wait": wait})).value)
+            except SandboxError:
+                outcomes.append("SandboxError")
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit_leaving_free(8), hard))
+        try:
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as tasks:
+                    for _ in range(12):
+                        tasks.start_soon(one)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        assert len(outcomes) == 12
+        assert set(outcomes) == {"ok", "SandboxError"}
+        for _ in range(3):
+            await assert_still_works(sb)
+
+
+async def test_runs_in_flight_together_hold_no_more_call_bytes_than_the_sandboxs_budget() -> None:
+    """Past the sandbox's budget of held call bytes (here: any), a run that holds a call reads no more until some
+    call is answered: four runs of four 1 MB calls each have at most one call each on the host at once, not
+    sixteen; all finish, and the budget is whole again."""
+    in_flight: list[int] = [0, 0]  # now, most
+
+    async def sink(data: str) -> int:
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight)
+        await anyio.sleep(0.1)
+        in_flight[0] -= 1
+        return len(data)
+
+    code = (
+        "import asyncio\nbig = 'x' * 1_000_000\nreturn sum(await asyncio.gather(*[sink(data=big) for _ in range(4)]))"
+    )
+    async with Sandbox(max_runs=4, limits=QUICK) as sb:
+        sb._held.budget = 1
+        results: list[object] = []
+
+        async def one() -> None:
+            result = await sb.run(code, functions={"sink": sink})
+            results.append(result.value if result.error is None else result.error)
+
+        async with anyio.create_task_group() as tasks:
+            for _ in range(4):
+                tasks.start_soon(one)
+        assert results == [4_000_000] * 4
+        assert in_flight[0] == 0
+        assert in_flight[1] <= 4
+        assert sb._held.held == 0
 
 
 async def test_the_callers_cancellation_propagates_and_the_next_run_works(sb: Sandbox) -> None:
