@@ -127,7 +127,10 @@ class Worker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
         try:
-            self.post(frame)
+            if len(self.pending) == 1 and not self.outbox:  # the only call: no other to join it in one write
+                self.write(frame)
+            else:
+                self.post(frame)
             del frame
             reply = await future
         finally:
