@@ -197,7 +197,7 @@ class Conversation:
         self._outbox_bytes += len(reply)
 
     def _send_replies(self) -> None:
-        """The reader writes the outbox without waiting: a task writes what the pipe cannot take yet."""
+        """The serving task writes the outbox without waiting: a task writes what the pipe cannot take yet."""
         frames, self._outbox, self._outbox_bytes = self._outbox, [], 0
         try:
             self._pipe.write(frames[0] if len(frames) == 1 else b"".join(frames))
