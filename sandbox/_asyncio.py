@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
 from sandbox._awaiting import Lazy
 from sandbox._calls import PendingCall
-from sandbox._mainstep import MainStep, own_task, stepping
 from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun, exit_signal
 
 if TYPE_CHECKING:
@@ -102,7 +101,6 @@ class TaskGroup:
         return Lazy(lambda: self._exit(error))
 
     async def _exit(self, error: BaseException | None) -> None:
-        await own_task()
         self._state = "exiting"
         failures = [] if error is None or issubclass(type(error), asyncio.CancelledError) else [error]
         try:
@@ -159,11 +157,6 @@ async def _contained(awaitable: Awaitable[Any]) -> Any:
         raise exit_signal(exit_) from None  # asyncio would end the whole event loop with it
 
 
-async def _in_own_task(awaitable: Awaitable[Any]) -> Any:
-    await own_task()
-    return await awaitable
-
-
 async def _close_all(generators: list[Any]) -> None:
     for generator in generators:
         try:
@@ -197,9 +190,8 @@ class AsyncioFacade:
 
     def __init__(self) -> None:
         self.tasks: set[asyncio.Future[Any]] = set()
-        self._step: MainStep | None = None
 
-    def _task(self, awaitable: Awaitable[Any], context: contextvars.Context | None = None) -> asyncio.Future[Any]:
+    def _task(self, awaitable: Awaitable[Any]) -> asyncio.Future[Any]:
         if isinstance(awaitable, TaskHandle):
             if not isinstance(awaitable._task, asyncio.Future):  # `asyncio.Task(obj)` made by the code
                 raise TypeError("`asyncio.Task(...)` is not a way to start a task; use `asyncio.create_task(coro)`")
@@ -208,10 +200,7 @@ class AsyncioFacade:
             raise TypeError(f"expected an awaitable (a coroutine or a tool call), got {type(awaitable).__name__!r}")
         if type(awaitable) is PendingCall:
             awaitable.handed_to_task()
-        step = stepping()
-        if step is not None and step is self._step:
-            step.made()  # before the code's first task, so it runs first
-        return self._track(asyncio.get_running_loop().create_task(_contained(awaitable), context=context))
+        return self._track(asyncio.get_running_loop().create_task(_contained(awaitable)))
 
     def _track(self, task: asyncio.Future[Any]) -> asyncio.Future[Any]:
         self.tasks.add(task)
@@ -238,7 +227,7 @@ class AsyncioFacade:
         """Await `aw`, raising `TimeoutError` after `timeout` seconds."""
         limit = optional_seconds(timeout)
         task = self._task(aw)
-        return Lazy(lambda: _in_own_task(asyncio.wait_for(task, limit)))  # 3.12's is a timeout on its task
+        return Lazy(lambda: asyncio.wait_for(task, limit))
 
     def as_completed(self, aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
         """Iterate over awaitables in the order they finish."""
@@ -277,18 +266,9 @@ class AsyncioFacade:
         main.close()
         raise RuntimeError("`asyncio.run()` is not needed here: top-level `await` works, so write `await main()`")
 
-    def start(self, main: Coroutine[Any, Any, Any], context: contextvars.Context) -> tuple[bool, Any]:
-        """Run the first step of the run's main coroutine here, in `context` (see `MainStep.run`)."""
-        self._step = MainStep(main, context, self._main_task)
-        try:
-            return self._step.run()
-        except (SystemExit, KeyboardInterrupt) as exit_:  # what `_contained` does for the main task
-            raise exit_signal(exit_) from None
-        finally:
-            self._step = None  # only a running step is asked for; it holds this facade
-
-    def _main_task(self, rest: Awaitable[Any], context: contextvars.Context) -> asyncio.Future[Any]:
-        return self._track(asyncio.get_running_loop().create_task(_contained(rest), context=context))
+    def start(self, main: Coroutine[Any, Any, Any], context: contextvars.Context) -> asyncio.Future[Any]:
+        """Start the run's main coroutine in a task of its own, in `context`: the caller's task never runs it."""
+        return self._track(asyncio.get_running_loop().create_task(_contained(main), context=context))
 
     async def finish(self, generators: list[Any], context: contextvars.Context) -> None:
         """The run is over: stop its tasks, then close its async generators in its context, until none is left."""

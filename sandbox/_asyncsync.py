@@ -14,10 +14,9 @@ import decimal
 import fractions
 import math
 import operator
-from typing import Any, Self
+from typing import Any
 
 from sandbox._awaiting import Lazy
-from sandbox._mainstep import own_task
 
 _NUMBERS = (decimal.Decimal, fractions.Fraction)
 
@@ -49,11 +48,6 @@ def count(value: object) -> int:
 
 class Timeout(asyncio.Timeout):  # type: ignore[misc]  # final only in the stubs; `reschedule` must convert
     """`asyncio.timeout()`'s context manager; its deadline is a plain float."""
-
-    async def __aenter__(self) -> Self:
-        await own_task()  # it cancels the task it is entered in: the run's own
-        await super().__aenter__()
-        return self
 
     def reschedule(self, when: object) -> None:
         """Move the deadline (a loop time in seconds), or remove it with None."""

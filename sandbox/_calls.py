@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from sandbox._classes import make_class
 from sandbox._hostcall import Bridge, Call, HostFailure, long_name
 from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
-from sandbox._mainstep import own_task, stepping
 from sandbox._slots import Slots
 from sandbox.limits import calls_message
 
@@ -73,8 +72,6 @@ class CallState:
         if not self._slots.take_now():  # most calls find a free slot: no coroutine for it
             await self._slots.take()
         try:
-            if stepping() is not None:  # host code runs in the run's own task, never in its first step's caller's
-                await own_task()
             result = await self.bridge(call)
         except HostFailure as failure:
             raise self.error_class(failure.type_name)(_argument(failure)) from None

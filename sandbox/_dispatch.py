@@ -90,7 +90,7 @@ class Dispatcher:
         """Run one call as far as it goes without waiting: a sync function's result, or `Later` for the rest.
 
         Raises `HostFailure` for anything the model should hear about. A sync function is called right here, so
-        a worker's reader callback can answer it with no task at all; it needs a free in-flight slot, but since
+        the host's serving task can answer it with no task of its own; it needs a free in-flight slot, but since
         nothing else runs until it returns, it takes none.
         """
         self.count += 1

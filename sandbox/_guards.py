@@ -25,7 +25,6 @@ from sandbox._classes import PLAIN_BASE_MODULES, SANDBOX_CLASS_MARK, real_bases
 from sandbox._compile import FILENAME
 from sandbox._decimalctx import ContextWrites
 from sandbox._dunders import own_instances_only, read_dunder
-from sandbox._policy_fast import fast_names
 from sandbox._policy_names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
 from sandbox._regex import templated
 from sandbox._signals import forbid
@@ -292,7 +291,7 @@ def rules_for(max_size: int) -> Rules:
 
 def rule_names(rules: Rules) -> dict[str, object]:
     """The shared guard functions under the names the policy's rewritten code uses."""
-    return {**{name: getattr(rules, method) for name, method in RULE_GUARDS.items()}, **fast_names(rules.max_size)}
+    return {name: getattr(rules, method) for name, method in RULE_GUARDS.items()}
 
 
 def _tracked(function: Callable[..., Any], coroutines: list[Any], async_generators: list[Any]) -> Callable[..., Any]:

@@ -2,24 +2,18 @@
 
 Apart from the run process (`sandbox.host.process`) and a run's conversation with it (`sandbox._conversation`)
 because it knows only bytes and frames: every frame of one read is parsed in one go, and what a full pipe cannot
-take yet waits, in order, for one drainer at a time. On asyncio the pipe can be watched by a reader callback
-for as long as a run lasts, so a frame is read with no task woken and no reader added and removed per frame.
+take yet waits, in order, for one drainer at a time.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from sandbox._jsonvalue import MAX_NODES
 from sandbox._protocol import HEADER, decode, encode, frame_size
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 _READ_SIZE = 1 << 16
 MAX_VALUES = 2 * MAX_NODES + 1000
@@ -45,12 +39,6 @@ class FramePipe:
         self.drain_lock = anyio.Lock(fast_acquire=True)  # one task at a time waits for room in the pipe
         self.last_size = 0
         """Bytes of the last frame read."""
-        self._watcher: asyncio.AbstractEventLoop | None = None
-        """The loop the pipe is registered with as a reader, if any: it stays so between runs, idle."""
-        self._callback: Callable[[], None] | None = None
-        """What the loop calls when the worker has written (`watch`); None: nothing, and the pipe is let go."""
-        self._context = contextvars.Context()
-        """The context of the task that set the callback: the callback runs in a copy of it, as a reader would."""
 
     async def receive(self) -> dict[str, Any]:
         """The next frame from the worker; waits on the pipe only when no whole frame has been read yet."""
@@ -60,7 +48,6 @@ class FramePipe:
 
     async def fill(self) -> None:
         """Wait until the worker has written, and read what it wrote."""
-        self._release()  # `wait_readable` registers a reader of its own
         await anyio.wait_readable(self._from_worker)
         self.read_now()
 
@@ -73,43 +60,6 @@ class FramePipe:
         if not data:
             raise anyio.EndOfStream
         self._inbox += data
-
-    def watch(self, callback: Callable[[], None]) -> bool:
-        """Have the event loop call `callback` whenever the worker has written; False where it cannot (not asyncio).
-
-        The callback reads (`read_now`) and handles the frames itself, until `unwatch`. The pipe stays registered
-        with the loop after that, so the next run's `watch` costs no system call; if the worker writes while no
-        callback is set, the registration is dropped and nothing is read.
-        """
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # another event loop (trio): the caller waits on the pipe itself
-            return False
-        if self._watcher is not loop:
-            self._release()
-            try:
-                loop.add_reader(self._from_worker, self._readable)
-            except NotImplementedError:  # an asyncio loop without readers (Windows' proactor)
-                return False
-            self._watcher = loop
-        self._callback, self._context = callback, contextvars.copy_context()
-        return True
-
-    def unwatch(self) -> None:
-        """Stop the callback `watch` set, if any."""
-        self._callback = None
-
-    def _readable(self) -> None:
-        if self._callback is None:
-            self._release()  # written between runs: read nothing until a run watches again
-        else:
-            self._context.run(self._callback)
-
-    def _release(self) -> None:
-        self._callback = None
-        loop, self._watcher = self._watcher, None
-        if loop is not None and not loop.is_closed():
-            loop.remove_reader(self._from_worker)
 
     def buffered(self) -> dict[str, Any] | None:
         """The next whole frame already read from the worker, or None."""
@@ -161,7 +111,6 @@ class FramePipe:
 
     def close(self) -> None:
         """Close the host's ends of the pipes (once); a task waiting on one wakes with `ClosedResourceError`."""
-        self._release()
         pipes, self._pipes = self._pipes, ()
         for fd in pipes:
             anyio.notify_closing(fd)

@@ -15,7 +15,6 @@ from typing import cast
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR
 
-from sandbox._policy_fast import fast_binop, fast_iadd
 from sandbox._policy_match import PatternPolicy
 from sandbox._policy_names import (
     ALLOWED_DUNDER_METHODS,
@@ -249,8 +248,7 @@ class SandboxPolicy(PatternPolicy):
         guard = _SIZE_GUARDED_OPS.get(type(node.op))
         if guard is None or (guard in _FOLDABLE and _is_number(node.left) and _is_number(node.right)):
             return node
-        fast = None if self._class_depth else fast_binop(node, guard)  # a class body's names may be read twice
-        return located(fast if fast is not None else guard_call(guard, node.left, node.right), node)
+        return located(guard_call(guard, node.left, node.right), node)
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         """Assignments; tuple targets are unpacked by CPython, which evaluates the value once (`a, b = c, d = f()`).
@@ -288,9 +286,6 @@ class SandboxPolicy(PatternPolicy):
             guard = _INPLACE_GUARDS.get(type(node.op))
             if guard is None:  # `-=`, `|=`, ...: cannot build a value much larger than their operands
                 return node
-            fast = fast_iadd(target.id, node.value) if guard == "_iadd_" and not self._class_depth else None
-            if fast is not None:
-                return [cast("ast.stmt", located(fast, node))]
             value = guard_call(guard, ast.Name(target.id, ast.Load()), node.value)
             return [
                 cast("ast.stmt", located(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value), node))

@@ -103,9 +103,7 @@ async def run_code(
         if decimal_context is not None:  # the run's own context, set before its tasks copy theirs from it
             context.run(decimal.setcontext, decimal_context)
         main = types.FunctionType(compiled.code, namespace)()  # `_main_`, not kept in its own globals
-        finished, value = facade.start(main, context)
-        if not finished:  # it waits: it goes on in its own task, `value`
-            value = await _waited(value, started, guards)
+        value = await _waited(facade.start(main, context), started, guards)
         _past_deadline(guards)
         if guards.stopped is not None:  # the code caught a stop and went on: the stop is still how the run ended
             raise guards.stopped.again()
@@ -179,22 +177,9 @@ async def _waited(task: asyncio.Future[Any], started: float, guards: Guards) -> 
 
 
 async def _finished_within(task: asyncio.Future[Any], seconds: float) -> bool:
-    """Whether `task` is done after at most `seconds`; it keeps running if not (`asyncio.wait`, without its sets)."""
-    loop = asyncio.get_running_loop()
-    waiter = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    timer = loop.call_later(seconds, wake)
-    task.add_done_callback(wake)
-    try:
-        await waiter
-    finally:
-        timer.cancel()
-        task.remove_done_callback(wake)
-    return task.done()
+    """Whether `task` is done after at most `seconds`; it keeps running if not."""
+    _, pending = await asyncio.wait({task}, timeout=seconds)
+    return not pending
 
 
 def _unawaited_error(calls: CallState) -> RunError | None:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from sandbox._alarm import Alarm
 from sandbox._confine import Layers
 from sandbox._conversation import Conversation
 from sandbox._distrust import KILL_GRACE, Admission, HeldBytes, checked_result
@@ -55,8 +54,6 @@ class RunProcess:
         self.returncode: int | None = None
         """Its exit status, once the template has reaped it (negative: the signal that ended it)."""
         self._exited = anyio.Event()
-        self.alarm = Alarm()
-        """The timer for the run's deadline."""
         self.on_close: Callable[[int], object] | None = None
         """Called with the pid when the host is done with the process (the template's handle forgets it)."""
 
@@ -139,7 +136,7 @@ class RunProcess:
                 )
             )
         admission = Admission(limits, held)
-        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=admission, alarm=self.alarm)
+        conversation = Conversation(self.pipe, dispatcher, run_id=run_id, admission=admission)
         try:
             await self.pipe.send_frame(frame)
             result = await conversation.serve(within=limits.timeout + KILL_GRACE)
@@ -201,7 +198,6 @@ class RunProcess:
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
             os.close(pidfd)
         self.pipe.close()
-        self.alarm.close()
         if self.on_close is not None:
             self.on_close(self.pid)
             self.on_close = None

@@ -10,14 +10,12 @@ code left running after the run ended (a task that ignored cancellation) cannot 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import itertools
 import math
 import os
 import resource
-import select
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +29,6 @@ from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sandbox._confine import Layer
     from sandbox._hostcall import Bridge, Call
     from sandbox._jsonvalue import JsonValue
@@ -90,10 +86,6 @@ class Worker:
         """Bytes read from the host that do not make a whole frame yet."""
         self.finished: asyncio.Future[None] | None = None
         """Done when the host closes the pipe or says `exit`; failed when it sends a malformed frame."""
-        self.poller = select.poll()
-        self.poller.register(inbound, select.POLLIN)
-        self.loop_queues: tuple[collections.deque[Any], list[Any]] | None = None
-        """The event loop's ready callbacks and timers, when it is the stock loop (`wait_here` looks at them)."""
 
     def send(self, message: dict[str, Any]) -> None:
         """Write one frame (blocking: the host reads all the time a run lasts, and nothing is sent between runs)."""
@@ -135,13 +127,11 @@ class Worker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[call_id] = future
         try:
-            if len(self.pending) == 1 and not self.outbox and not self.loop_busy():  # the only call: wait right here
+            if len(self.pending) == 1 and not self.outbox:  # the only call: no other to join it in one write
                 self.write(frame)
-                del frame
-                self.wait_here(future.done)
             else:
                 self.post(frame)
-                del frame
+            del frame
             reply = await future
         finally:
             self.pending.pop(call_id, None)
@@ -163,38 +153,12 @@ class Worker:
             frames, self.outbox = self.outbox, []
             self.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
-    def wait_here(self, done: Callable[[], bool]) -> None:
-        """Block on the pipe until `done()` while the loop has nothing else to run: one wake-up instead of three.
-
-        It stops as soon as a callback is ready (a frame woke another task) or the loop's next timer (the run's
-        timeout, a sleep, a callback a past run left) is due, and leaves the rest to the loop, which reads the
-        same buffer.
-        """
-        if self.loop_queues is None:
-            return  # not the stock event loop: wait the ordinary way
-        ready, timers = self.loop_queues
-        finished = self.finished
-        while not done() and not ready and finished is not None and not finished.done():
-            timeout = _MAX_BLOCK_MS
-            if timers:
-                due = (timers[0].when() - time.monotonic()) * 1000  # ms to the next timer, on the loop's clock
-                if not due > 0:
-                    return
-                timeout = math.ceil(min(due, _MAX_BLOCK_MS))  # a timer at infinity (`timeout=inf`) waits in steps
-            if not self.poller.poll(timeout):
-                return
-            self.readable()
-
-    def loop_busy(self) -> bool:
-        """Whether the loop has callbacks ready (tasks about to run, which may call the host too)."""
-        return self.loop_queues is not None and bool(self.loop_queues[0])
-
     def readable(self) -> None:
         """Read what the host sent and handle each whole frame (the loop calls this when the pipe is readable)."""
         try:
             data: bytes | bytearray = os.read(self.inbound, _READ_SIZE)
         except BlockingIOError:
-            return  # already read by `wait_here`
+            return
         finished = self.finished
         if finished is None or finished.done():
             return
@@ -273,9 +237,6 @@ class Worker:
     async def serve(self) -> None:
         """Read frames until the host closes the pipe."""
         loop = asyncio.get_running_loop()
-        ready, timers = getattr(loop, "_ready", None), getattr(loop, "_scheduled", None)
-        if isinstance(ready, collections.deque) and isinstance(timers, list):
-            self.loop_queues = (ready, timers)
         os.set_blocking(self.inbound, False)
         self.finished = loop.create_future()
         seal_child(self.missing)  # last: from here on the process can make no descriptor, process or connection
@@ -294,8 +255,6 @@ class Worker:
 _READ_SIZE = 1 << 16
 _BATCH_BYTES = 1 << 16
 """A call frame this large is written at once rather than joined with others (no second copy of a big one)."""
-_MAX_BLOCK_MS = 1000
-"""The longest `wait_here` blocks at once when no timer is pending (the host's own deadline kills a stuck run)."""
 _RUN_OVER = "the run that made this call is over; code left running after a run ends cannot call the host"
 
 

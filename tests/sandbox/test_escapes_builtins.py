@@ -259,8 +259,7 @@ CASES = [
         guard("`vars(x)` works on instances of the code's own classes only"),
         limits=BUDGET,
     ),
-    # The inline fast paths (sandbox/_policy_fast.py) test `_type_(x) is _int_`: the code's own `type` and `int`
-    # change nothing, and the two names are reserved like every guard's.
+    # The size guards never ask the code's own `type` or `int`, and names shaped like a guard's are reserved.
     case(
         "fast_path_shadowed_type_and_int",
         """

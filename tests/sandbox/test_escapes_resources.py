@@ -1542,8 +1542,8 @@ CASES = [
         "x = '%(a)2000000s' % {'a': 1}\nreturn 'PW' + 'NED'",
         limit("memory", "this would create a formatted field of width of about 2,000,000", "MemoryError"),
     ),
-    # The inline fast paths of `%`, `+`, `*` and `+=` (sandbox/_policy_fast.py) run the operator unguarded only on
-    # exact ints within 30 bits; every value that could grow, or lie about its type or size, still meets its guard.
+    # `%`, `+`, `*` and `+=` meet their guard whatever the operands: a value that could grow, or lie about its type
+    # or size, is checked.
     case(
         "fast_path_int_subclass_lies_about_its_bounds",
         """

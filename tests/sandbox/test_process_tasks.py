@@ -1,10 +1,8 @@
 """The host's answering tasks and its bookkeeping between runs: what a cheaper path must still do.
 
-On asyncio a call that has to wait is answered by a task the reader callback starts in an asyncio task group:
-it sees the context of the task that called `run`, anyio's cancel scopes work in it, and it is cancelled when
-the run ends without it. The in-flight cap hands slots out in turn; a pooled worker is read from `/proc` again
-at its next lending unless it cannot have used the CPU the check looks for since it was given back; and the
-timer of a worker's run deadlines, left armed between runs, still rings at each run's own deadline.
+A call that has to wait is answered by a task of the run's task group: it sees the context of the task that
+called `run`, anyio's cancel scopes work in it, and it is cancelled when the run ends without it. The in-flight
+cap hands slots out in turn.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ import anyio.lowlevel
 import pytest
 
 from sandbox import Limits, Sandbox
-from sandbox._alarm import Alarm
 from sandbox._dispatch import Dispatcher
 from sandbox._hostcall import Call, HostFailure
 
@@ -185,52 +182,3 @@ async def test_a_sync_functions_scalar_result_is_given_back_or_refused_as_check_
         outcome = failure.type_name
     assert outcome == expected
     assert type(outcome) is type(expected)
-
-
-async def test_the_alarm_rings_at_each_runs_deadline_with_one_timer_left_between_runs() -> None:
-    """A run that ends in time leaves its timer; the next run's later deadline rings once, at or after it."""
-    loop = asyncio.get_running_loop()
-    alarm = Alarm()
-    rang: list[tuple[str, float]] = []
-    done = anyio.Event()
-
-    def ring(name: str) -> None:
-        rang.append((name, loop.time()))
-        done.set()
-
-    try:
-        alarm.set(loop.time() + 0.05, lambda: ring("first"))
-        alarm.clear()  # the first run ended in time
-        second = loop.time() + 0.2
-        alarm.set(second, lambda: ring("second"))
-        with anyio.fail_after(10):
-            await done.wait()
-        [(name, when)] = rang
-        assert (name, when >= second) == ("second", True)
-    finally:
-        alarm.close()
-
-
-async def test_an_earlier_deadline_moves_the_alarm_and_a_cleared_one_never_rings() -> None:
-    """A run with a shorter timeout than the last rings at its own deadline; after `clear`, nothing rings."""
-    loop = asyncio.get_running_loop()
-    alarm = Alarm()
-    rang: list[str] = []
-    done = anyio.Event()
-
-    def ring(name: str) -> None:
-        rang.append(name)
-        done.set()
-
-    try:
-        alarm.set(loop.time() + 3600, lambda: ring("long"))
-        alarm.clear()
-        alarm.set(loop.time() + 0.02, lambda: ring("short"))
-        with anyio.fail_after(10):
-            await done.wait()
-        alarm.set(loop.time() + 0.02, lambda: ring("cleared"))
-        alarm.clear()
-        await anyio.sleep(0.1)
-        assert rang == ["short"]
-    finally:
-        alarm.close()

@@ -1,10 +1,10 @@
-"""What a run's lean setup must not change, through the public API.
+"""What a run's setup must not change, through the public API.
 
-A run that never waits runs with no task of its own; one that waits goes on in its own task, unseen by the code
-(`sandbox._mainstep`): host functions and the code's timeouts run in the run's own task, never the caller's; the
-caller's cancellation still ends a run that swallows every exception; a timeout in the code cancels the code, not
-the caller. And a run's builtins hold only the shared ones its code names: what the interpreter looks up by itself
-(`class`, `import`) and what the sandbox's own facades find through them (`sys.stdout`) still work.
+A run goes on in a task of its own, unseen by the code: host functions and the code's timeouts run in the run's
+own task, never the caller's; the caller's cancellation still ends a run that swallows every exception; a timeout
+in the code cancels the code, not the caller. And a run's builtins hold only the shared ones its code names: what
+the interpreter looks up by itself (`class`, `import`) and what the sandbox's own facades find through them
+(`sys.stdout`) still work.
 """
 
 from __future__ import annotations
