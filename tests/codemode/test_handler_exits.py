@@ -166,6 +166,7 @@ def ping() -> str:
 '''
 
 
+@pytest.mark.slow
 async def test_codemode_serve_survives_a_tool_that_exits(tmp_path: Path) -> None:
     """Under the default (process) isolation, `codemode serve` answers the exit as the call's error, then the next request."""
     command = serve_command(python_config(tmp_path, TOOLS_PY), "--isolation", "process")

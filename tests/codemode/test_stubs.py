@@ -615,6 +615,7 @@ def test_a_description_of_a_few_thousand_characters_keeps_its_last_sentence() ->
     assert docstring_of(render_stub(make_tool({}, description=description))) == description
 
 
+@pytest.mark.slow
 def test_every_dataset_definition_renders_a_parsable_deterministic_stub() -> None:
     """Each of the 4,000+ real definitions renders a stub and a signature that parse, byte-identical twice."""
     files = sorted(DATA.glob("*/tools.jsonl"))

@@ -215,6 +215,7 @@ def test_add_still_refuses_a_hand_written_schema_no_draft_accepts() -> None:
         catalog.add(name="bad", description="", parameters=NO_DRAFT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", ["github_mcp", "bfcl", "stabletoolbench", "metatool"])
 def test_real_catalogs_stub_and_validator_agree_on_null(folder: str) -> None:
     """For every property of every real tool: the validator accepts `None` exactly when the stub says `| None` (or `Any`)."""

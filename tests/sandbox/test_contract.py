@@ -638,6 +638,7 @@ BREACHES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("code", "limits", "kinds"), BREACHES.values(), ids=BREACHES.keys())
 async def test_a_run_after_a_breached_run_works(code: str, limits: Limits, kinds: set[str]) -> None:
     """A process killed by a breach ends only its run: the same sandbox, one run at a time, runs the next normally."""
@@ -731,6 +732,7 @@ async def test_runs_over_the_cap_wait_their_turn() -> None:
     assert (results, peak) == ([1] * 5, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.process
 async def test_by_default_64_runs_wait_on_their_host_functions_at_once() -> None:
     """64 runs each waiting until all 64 are waiting: with the default cap they meet, each in a process of its own."""

@@ -869,6 +869,7 @@ LEFTOVERS: list[Case] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "isolation"), params(LEFTOVERS))
 async def test_nothing_of_the_run_outlives_it(sb: Sandbox, case: Case, isolation: str, host_secret: str) -> None:
     """Tasks and async generators that swallow their cancellation end with the run; no task of it is left."""

@@ -1668,6 +1668,7 @@ UNCAPPED_GROWTH = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS caps the child on Linux")
 @pytest.mark.parametrize("code", UNCAPPED_GROWTH)
 def test_inline_growth_stops_at_the_size_cap(code: str) -> None:

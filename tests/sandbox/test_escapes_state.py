@@ -575,6 +575,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("damage", "isolation"),
     [

@@ -511,6 +511,7 @@ STUCK_AFTER_TWO_CALLS = (
 CRASH_AFTER_ONE_CALL = "await charge(amount=30)\nt = ()\nfor i in range(1_000_000):\n    t = (t,)\nhash(t)\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("code", "kind", "seconds", "charged"),
     [(STUCK_AFTER_TWO_CALLS, "timeout", 1.0, [10, 20]), (CRASH_AFTER_ONE_CALL, "crashed", 20.0, [30])],

@@ -200,6 +200,7 @@ STRAIGHT_LINE = "big = [0] * 5_000_000\n" + "-1 in big\n" * 20 + "keep = 1\nretu
 """Twenty scans of a long list, each one C call: no loop, no call of the code's, so no tick anywhere."""
 
 
+@pytest.mark.slow
 @both
 async def test_straight_line_code_that_ends_past_its_deadline_is_a_timeout(sb: Sandbox, isolation: str) -> None:
     """No tick noticed the deadline, the run's end does: `timeout`, no value, and the variables stay as they were."""

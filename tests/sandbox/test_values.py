@@ -266,6 +266,7 @@ FAILURES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["inline"])
 @pytest.mark.parametrize("code", list(FAILURES), ids=range(len(FAILURES)))
 async def test_what_cannot_convert_names_its_path_and_the_fix(sb: Sandbox, code: str) -> None:

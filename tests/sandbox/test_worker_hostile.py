@@ -266,6 +266,7 @@ async def test_code_left_spinning_after_done_ends_with_its_process(attack: str) 
         assert (await sb.run("return 5")).value == 5
 
 
+@pytest.mark.slow
 async def test_a_worker_that_never_reads_its_replies_gets_no_more_of_its_calls_answered() -> None:
     """40 calls of a 1 MiB function, then no read: the host answers until `MAX_UNREAD` waits unread, then stops."""
     served = 0

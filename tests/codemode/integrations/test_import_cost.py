@@ -29,6 +29,7 @@ def test_importing_codemode_imports_no_agent_framework(statement: str) -> None:
     assert {name for name in modules if name.split(".")[0] in FRAMEWORKS} == set()
 
 
+@pytest.mark.slow
 def test_importing_an_integration_imports_its_framework() -> None:
     """The parse sees a framework when one is imported, so the test above can fail."""
     pytest.importorskip("pydantic_ai")
@@ -36,6 +37,7 @@ def test_importing_an_integration_imports_its_framework() -> None:
     assert "pydantic_ai" in imported_modules("import codemode.integrations.pydantic_ai")
 
 
+@pytest.mark.slow
 def test_the_langchain_tool_imports_langgraph_only_when_a_call_runs_inside_a_graph() -> None:
     """`codemode.integrations.langchain` works without the `langgraph` extra: importing it imports no langgraph."""
     pytest.importorskip("langchain_core")

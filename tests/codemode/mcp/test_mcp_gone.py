@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from mcp_helpers import notes_server
 
 from codemode import Catalog, CodeMode
 from codemode.mcp import HttpServer, McpSources
 
 
+@pytest.mark.slow
 async def test_a_call_to_a_server_that_is_gone_says_it_was_not_sent() -> None:
     """A server stopped after its tools were listed: the call cannot connect, and the model reads that it never ran."""
     catalog = Catalog()

@@ -42,6 +42,7 @@ def texts(result: object) -> list[str]:
     return [block.text for block in getattr(result, "content", [])]
 
 
+@pytest.mark.slow
 async def test_serve_lists_exactly_one_tool_with_the_fixed_code_definition(stdio_client: Client, config: Path) -> None:
     """`tools/list` has one tool, `code`, with the same description and schema as `CodeMode.tool`."""
     listed = await stdio_client.list_tools()
@@ -85,6 +86,7 @@ async def stateless_url(config: Path) -> AsyncIterator[str]:
         yield url
 
 
+@pytest.mark.slow
 async def test_serve_over_http_keeps_discovery_state_per_session(http_url: str) -> None:
     """Two HTTP sessions (2025 handshake) each get the announcement once; failing code is an error result."""
     for _ in range(2):
@@ -99,6 +101,7 @@ async def test_serve_over_http_keeps_discovery_state_per_session(http_url: str) 
             assert "ValueError: nope" in texts(failed)[0]
 
 
+@pytest.mark.slow
 async def test_stateless_http_takes_the_state_from_the_requests_meta(stateless_url: str) -> None:
     """Stateless mode: with no `_meta` state each run announces again; with the returned state, it does not."""
     async with Client(stateless_url) as client:

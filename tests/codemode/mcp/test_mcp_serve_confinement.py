@@ -25,6 +25,7 @@ async def machine_layers() -> str:
         return str(sandbox.layers)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["process", "inline"])
 async def test_serve_prints_its_confinement_layers_at_start_up(tmp_path: Path, isolation: str) -> None:
     """A line on stderr names the layers (process) or says there is no boundary (inline); stdout stays MCP's."""

@@ -45,6 +45,7 @@ async def run(catalog: Catalog, code: str) -> tuple[bool, str, object]:
     return result.ok, result.text, result.run.value
 
 
+@pytest.mark.slow
 async def test_a_broken_server_is_reported_and_left_out_while_the_others_work(reference: McpSources) -> None:
     """The server that exits is in `failures`; the time and git servers' tools are in the catalog."""
     assert list(reference.failures) == ["broken"]
@@ -97,6 +98,7 @@ async def test_calls_work_from_sandbox_code_concurrently(reference: McpSources, 
     assert "initial commit" in str(value[3])
 
 
+@pytest.mark.slow
 async def test_json_text_without_structured_content_reaches_the_code_as_data_and_other_text_as_text() -> None:
     """One `TextContent` holding a JSON object or array is parsed; a word, a number or broken JSON stays a str."""
     servers = [StdioServer(command=(sys.executable, str(JSON_TEXT_SERVER)), name="json")]
@@ -127,6 +129,7 @@ async def get_user() -> Any:
     ]
 
 
+@pytest.mark.slow
 async def test_a_servers_names_that_differ_only_in_punctuation_all_load_with_numbered_aliases() -> None:
     """`car_rental` keeps its name, `car.rental` is `tools.car_rental_2`; both answer, by alias and by name."""
     servers = [StdioServer(command=(sys.executable, str(JSON_TEXT_SERVER)), name="json")]
@@ -157,6 +160,7 @@ async def test_an_error_result_is_a_tool_error_with_the_servers_message(referenc
     assert "Invalid timezone" in text
 
 
+@pytest.mark.slow
 async def test_http_tools_are_prefixed_with_the_server_name_only_where_names_clash() -> None:
     """A local `add_note` makes the server's `notes.add_note`; its other tools keep their own names."""
     catalog = Catalog()
@@ -180,6 +184,7 @@ async def test_http_tools_are_prefixed_with_the_server_name_only_where_names_cla
         assert "the notebook refused: no room" in text
 
 
+@pytest.mark.slow
 async def test_list_changed_refreshes_the_catalog_and_announces_updated_and_removed_tools() -> None:
     """After `tools/list_changed`, the next announcement marks the changed tool updated and the gone one removed."""
     catalog = Catalog()
@@ -212,6 +217,7 @@ async def test_list_changed_refreshes_the_catalog_and_announces_updated_and_remo
     assert announced.count("# removed tool: list_notes") == 1
 
 
+@pytest.mark.slow
 async def test_a_hung_call_times_out_with_a_clear_error_and_the_next_call_is_answered() -> None:
     """A call past the timeout fails for the model (only that request is cancelled); the next call is answered."""
     catalog = Catalog()
@@ -224,6 +230,7 @@ async def test_a_hung_call_times_out_with_a_clear_error_and_the_next_call_is_ans
         assert value == {"count": 1}
 
 
+@pytest.mark.slow
 async def test_killing_the_server_mid_call_gives_a_clear_error_and_a_working_reconnect() -> None:
     """The call in flight fails with "connection lost"; a restarted server answers the next call."""
     catalog = Catalog()
@@ -252,6 +259,7 @@ async def test_killing_the_server_mid_call_gives_a_clear_error_and_a_working_rec
             assert value == {"count": 1}
 
 
+@pytest.mark.slow
 async def test_a_tool_list_served_in_pages_is_read_to_the_last_page() -> None:
     """All three pages of `tools/list` reach the catalog, and a tool from the last page answers its call."""
     catalog = Catalog()
@@ -263,6 +271,7 @@ async def test_a_tool_list_served_in_pages_is_read_to_the_last_page() -> None:
     assert value == "delta"
 
 
+@pytest.mark.slow
 async def test_killing_a_stdio_server_mid_call_gives_a_clear_error_and_the_next_call_restarts_it() -> None:
     """The call in flight fails with "connection lost"; the next call starts a new server process, which answers."""
     catalog = Catalog()
@@ -294,6 +303,7 @@ async def test_killing_a_stdio_server_mid_call_gives_a_clear_error_and_the_next_
     assert value[1] == "delta"
 
 
+@pytest.mark.slow
 async def test_exec_and_search_commands_read_mcp_servers_from_the_config(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

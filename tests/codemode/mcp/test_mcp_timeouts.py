@@ -38,6 +38,7 @@ return {"slow": str(slow), "beside": beside, "same server": await tools.pid() ==
 """
 
 
+@pytest.mark.slow
 async def test_a_call_past_the_timeout_is_cancelled_alone_and_the_call_beside_it_answers_on_the_same_connection(
     code_mode: CodeMode,
 ) -> None:
@@ -68,6 +69,7 @@ return {"frozen": frozen, "new server": await tools.pid() != before}
 """
 
 
+@pytest.mark.slow
 async def test_a_server_that_stops_answering_anything_is_replaced_for_the_next_call(code_mode: CodeMode) -> None:
     """A timed-out call on a server that also misses the probe retires its connection: the next call reconnects."""
     result = await code_mode.execute(FROZEN, code_mode.new_state())

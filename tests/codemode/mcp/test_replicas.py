@@ -87,6 +87,7 @@ async def converse(urls: list[str]) -> list[tuple[bool, list[str], dict[str, Any
     return steps
 
 
+@pytest.mark.slow
 async def test_a_conversation_alternating_between_two_replicas_goes_as_on_one(
     replicas: list[tuple[str, Path]],
 ) -> None:

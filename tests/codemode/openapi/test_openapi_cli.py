@@ -72,6 +72,7 @@ def test_exec_calls_the_api_with_the_token_from_the_environment(
     ]
 
 
+@pytest.mark.slow
 async def test_serve_answers_a_code_call_that_calls_the_api(tmp_path: Path, store: Petstore) -> None:
     """`codemode serve` over stdio: the MCP client's `code` call reaches the petstore through the OpenAPI source."""
     command = [sys.executable, "-m", "codemode", "serve", "--config", str(write_config(tmp_path, store.url))]
@@ -86,6 +87,7 @@ async def test_serve_answers_a_code_call_that_calls_the_api(tmp_path: Path, stor
     assert store.pets[4] == {"id": 4, "name": "Kiwi"}
 
 
+@pytest.mark.slow
 def test_the_offline_example_serves_its_petstore_and_never_shows_the_token() -> None:
     """`examples/openapi_petstore.py` runs offline: the calls succeed, the 404 is read, the token stays hidden."""
     example = Path(__file__).resolve().parents[3] / "examples" / "openapi_petstore.py"

@@ -44,6 +44,7 @@ def marked_paths(body: dict[str, Any]) -> list[tuple[int, int]]:
     ]
 
 
+@pytest.mark.slow
 async def test_every_request_of_a_long_conversation_sends_the_same_system_block(
     run: tuple[Conversation, FakeServer],
 ) -> None:

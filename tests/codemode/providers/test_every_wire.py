@@ -79,6 +79,7 @@ async def test_each_stub_is_announced_exactly_once_and_the_history_rebuilds_the_
     assert DiscoveryState.from_history(texts) == conversation.state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_conversation_saved_after_five_steps_continues_in_a_new_process(
     every_run: dict[str, dict[bool, tuple[Conversation, FakeServer]]], resumed: dict[str, Resumed], provider: str
