@@ -58,7 +58,7 @@ def add_isolation_argument(parser: argparse.ArgumentParser, *, max_runs: bool = 
     if max_runs:
         parser.add_argument(
             "--max-runs",
-            type=_max_runs,
+            type=whole_number,
             default=None,
             metavar="N",
             help="runs in flight at once (default 64); more wait their turn. In process isolation each costs a "
@@ -66,7 +66,8 @@ def add_isolation_argument(parser: argparse.ArgumentParser, *, max_runs: bool = 
         )
 
 
-def _max_runs(text: str) -> int:
+def whole_number(text: str) -> int:
+    """An option's value that must be a whole number of at least 1, for `argparse`'s `type=`."""
     try:
         value = int(text)
     except ValueError:

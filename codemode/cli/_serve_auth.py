@@ -6,15 +6,17 @@ from `CODEMODE_API_KEYS` or the config. The options here override the config's v
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 from typing import TYPE_CHECKING
 
+from codemode.cli._catalogs import whole_number
 from codemode.config._serve import API_KEYS_VARIABLE, JwtIssuer, ServeSettings, keys_from_env
 from codemode.errors import ConfigError
 
 if TYPE_CHECKING:
+    import argparse
+
     from codemode.config import Config
 
 ALLOW_UNAUTHENTICATED_HELP = (
@@ -51,8 +53,10 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="an Origin header to accept besides the loopback origins, e.g. https://app.example.com (repeatable)",
     )
-    group.add_argument("--max-runs-in-flight", type=_count, metavar="N", help="runs one caller may have at once")
-    group.add_argument("--max-runs-per-minute", type=_count, metavar="N", help="runs one caller may start a minute")
+    group.add_argument("--max-runs-in-flight", type=whole_number, metavar="N", help="runs one caller may have at once")
+    group.add_argument(
+        "--max-runs-per-minute", type=whole_number, metavar="N", help="runs one caller may start a minute"
+    )
     group.add_argument("--allow-unauthenticated", action="store_true", help=ALLOW_UNAUTHENTICATED_HELP)
 
 
@@ -89,13 +93,3 @@ def _jwt(args: argparse.Namespace, base: JwtIssuer | None) -> JwtIssuer | None:
     if missing:
         raise ConfigError(f"a JWT issuer needs --jwks, --jwt-issuer and --jwt-audience; missing {missing}.")
     return JwtIssuer(jwks=args.jwks, issuer=args.jwt_issuer, audience=args.jwt_audience)
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
-    return value
