@@ -2,7 +2,7 @@
 
 Each case is one finding, run in both isolations with `max_size` at 1,000,000 by `redteam_kit`, and names the
 limit that stops it: the exact error kind and exception type, and the message's words. A finding not closed yet is
-a strict xfail with the reason beside it; inline, those are a host DoS (the README's limits section says inline is
+a strict xfail with the reason beside it; inline, those are a host DoS (docs/security.md's limits section says inline is
 for trusted code).
 """
 
@@ -316,7 +316,7 @@ async def test_a_fence_line_of_many_spaces_is_read_in_one_pass(sb: Sandbox) -> N
 @pytest.mark.xfail(
     strict=True,
     reason="stdlib code written in Python (difflib) runs unticked: only the wall clock stops it, "
-    "and inline, nothing inside one call (README, limits)",
+    "and inline, nothing inside one call (docs/security.md, limits)",
 )
 async def test_stdlib_code_written_in_python_counts_against_the_operation_budget(sb: Sandbox) -> None:
     """difflib's loops should spend the operation budget like the code's own loops do."""
