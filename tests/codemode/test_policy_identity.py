@@ -6,6 +6,10 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+
 from approval_shop import REFUND_CODE, REFUNDED, SECRET, make_shop
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor

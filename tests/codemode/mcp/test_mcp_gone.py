@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
+pytest.importorskip("mcp.client")
+
+
 from mcp_helpers import notes_server
 
 from codemode import Catalog, CodeMode

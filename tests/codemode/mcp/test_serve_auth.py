@@ -19,8 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
-import jwt
 import pytest
+
+pytest.importorskip("mcp.client")
+pytest.importorskip("jwt")
+pytest.importorskip("uvicorn")
+
+import jwt
 import uvicorn
 from approval_shop import REFUND_CODE, REFUNDED, SECRET, make_shop
 from cli_kit import cli, python_config, serve_http

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import anthropic
 import httpx2
-import openai
 import pytest
+
+pytest.importorskip("anthropic")
+pytest.importorskip("openai")
+
+import anthropic
+import openai
 from provider_fakes import SERVERS, FakeServer, build_catalog, converse, full_run, make_model, new_conversation
 
 from codemode import CodeMode
