@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -42,3 +44,22 @@ async def eventually(condition: Callable[[], bool], seconds: float = 10.0) -> No
             if condition():
                 return
             await anyio.sleep(0.01)
+
+
+def descendants(pid: int) -> set[int]:
+    """The pids of every process below `pid` now, read from `/proc`."""
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            children[int(stat.rpartition(")")[2].split()[1])].append(int(entry.name))
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.add(child)
+            stack.append(child)
+    return found

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import os
 import textwrap
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import pytest
+from confinement_kit import descendants
 
 import sandbox
 from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError, SandboxError
@@ -652,28 +652,10 @@ async def test_a_run_after_a_breached_run_works(code: str, limits: Limits, kinds
             assert after.value == 45
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = collections.defaultdict(list)
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            children[int(stat.rpartition(")")[2].split()[1])].append(int(entry.name))
-    found: set[int] = set()
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.add(child)
-            stack.append(child)
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 async def test_each_run_gets_a_process_no_other_run_used_and_none_outlives_the_sandbox() -> None:
     """Thirty sequential runs report thirty different process ids; after the sandbox closes no process is left."""
-    before = _descendants(os.getpid())
+    before = descendants(os.getpid())
     pids: set[int] = set()
     sb = Sandbox(isolation="process", max_runs=2)
     assert sb._template is not None
@@ -690,7 +672,7 @@ async def test_each_run_gets_a_process_no_other_run_used_and_none_outlives_the_s
             result = await sb.run(f"return {i} * 2")
             assert result.value == i * 2
         assert len(pids) == 30
-    assert _descendants(os.getpid()) - before == set()
+    assert descendants(os.getpid()) - before == set()
 
 
 @both

@@ -7,7 +7,6 @@ like the pool's gets `EPERM` for each system-level attempt.
 
 from __future__ import annotations
 
-import collections
 import json
 import os
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from confinement_kit import descendants
 from redteam_kit import case, guard, names_are_unique, policy, raised, runs, works_in_cpython
 
 if TYPE_CHECKING:
@@ -239,25 +239,6 @@ test_case_names_are_unique = names_are_unique(CASES)
 # -- G: the worker process itself --------------------------------------------------------------------------------
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = collections.defaultdict(list)
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rpartition(")")[2].split()[1])
-            children[parent].append(int(entry.name))
-    found: set[int] = set()
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.add(child)
-            stack.append(child)
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
 async def test_worker_processes_have_a_scrubbed_environment_an_empty_directory_and_limits(
     sandboxes: dict[str, Sandbox], host_secret: str
@@ -271,7 +252,7 @@ async def test_worker_processes_have_a_scrubbed_environment_an_empty_directory_a
 
 def check_workers(host_secret: str) -> None:
     """Inspect every descendant process of the test through /proc."""
-    workers = [pid for pid in _descendants(os.getpid()) if Path(f"/proc/{pid}/cmdline").exists()]
+    workers = [pid for pid in descendants(os.getpid()) if Path(f"/proc/{pid}/cmdline").exists()]
     assert workers
     for pid in workers:
         try:
