@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, cast
 
 from sandbox._asyncio_run import await_top_level_runs
 from sandbox._fence import unfence
-from sandbox._policy import SandboxPolicy
+from sandbox._policy import SandboxPolicy, gate_statements
 from sandbox.result import RunError
 
 if TYPE_CHECKING:
@@ -120,6 +120,7 @@ def _compile_uncached(source: str, variables: tuple[str, ...] | None) -> Compile
     module = policy.visit(module)
     if policy.errors:
         return _policy_error(policy.errors)
+    gate_statements(module)
     main = cast("ast.AsyncFunctionDef", ast.parse(f"async def {MAIN}(): pass").body[0])
     main.body = module.body or [ast.Pass()]
     if variables is not None:

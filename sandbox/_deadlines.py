@@ -3,8 +3,9 @@
 A run's budget looks at its deadline only when a chunk of ticks runs out (`sandbox._ticks`), so a few hundred
 ticks that each make a long C call (`max` of a big list) would run far past it, and a run ending before its next
 check would not be stopped at all. Every `_INTERVAL` seconds the watcher halts each run in progress that is past
-its deadline: the run stops at its next tick. It reads and halts only the runs' budgets, never the code's
-objects, and the thread is started once, for the first run: back-to-back runs add and discard a set entry each.
+its deadline: the run stops at its next tick or statement (`_gate_`). It reads and halts only the runs' budgets,
+never the code's objects, and the thread is started once, for the first run: back-to-back runs add and discard a
+set entry each.
 With no run in progress for `_IDLE_TURNS` turns it sleeps until one starts. At each look it also reads the
 process's resident memory (`/proc/self/statm`) and halts, as `memory`, each run during which it grew more than
 the run's `Limits.memory`: inline runs share the host's memory, so the run stopped is the one whose limit was

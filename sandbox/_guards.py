@@ -275,6 +275,7 @@ RULE_GUARDS: Final = {
 """The guards the policy's rewritten code calls that hold nothing of a run, by name -> their `Rules` method."""
 RUN_GUARDS: Final = {
     "_tick_": "tick",
+    "_gate_": "gate",
     "_getiter_": "getiter",
     "_citer_": "getiter",
     "_yieldfrom_": "yield_from",

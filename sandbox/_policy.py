@@ -2,8 +2,9 @@
 
 RestrictedPython refuses `async`, `nonlocal`, `match`, augmented assignment of items and attributes, and every
 name with a leading underscore. This subclass allows them with guards, and adds what a budgeted sandbox needs:
-a tick for every loop iteration and function call, size guards on the operators that can create huge
-values from small ones (`*`, `**`, `<<`, `%`), guarded f-string format specs, and no jumps out of `finally`.
+a tick for every loop iteration and function call, a gate before every statement (`gate_statements`), size
+guards on the operators that can create huge values from small ones (`*`, `**`, `<<`, `%`), guarded f-string
+format specs, and no jumps out of `finally`.
 Its `match` half is `sandbox._policy_match`, and the names it reserves and hides are in `sandbox._policy_names`.
 """
 
@@ -43,6 +44,48 @@ _SIZE_GUARDED_OPS: dict[type[ast.operator], str] = {
     ast.LShift: "_lshift_",
     ast.Mod: "_mod_",
 }
+
+
+_BODIES = ("body", "orelse", "finalbody")
+"""The fields of a node that hold a list of statements (a handler's and a `case`'s are `body` too)."""
+
+
+def gate_statements(tree: ast.AST) -> None:
+    """Put `_gate_()` before each statement of `tree`'s bodies, so a stop is seen between any two statements.
+
+    Straight-line code takes no tick, and one statement may be one long C call (a scan of a long list), so without
+    a gate a run halted by its deadline would go on to its last statement. A docstring stays first, and a
+    statement right after a tick needs none (a tick also raises a stop).
+    """
+    for node in ast.walk(tree):
+        for field in _BODIES:
+            body = getattr(node, field, None)
+            if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+                continue
+            gated: list[ast.stmt] = []
+            for index, statement in enumerate(body):
+                if not (_is_tick(statement) or (index and _is_tick(body[index - 1])) or _is_docstring(node, index)):
+                    gated.append(cast("ast.stmt", located(ast.Expr(guard_call("_gate_")), statement)))
+                gated.append(statement)
+            setattr(node, field, gated)
+
+
+def _is_tick(statement: ast.stmt) -> bool:
+    """`_tick_()`, put by the policy at a function's entry and at the top of a loop's body."""
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Name)
+        and statement.value.func.id == "_tick_"
+    )
+
+
+def _is_docstring(node: ast.AST, index: int) -> bool:
+    """The statement at `index` of `node`'s body is its docstring."""
+    if index or not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    first = node.body[0]
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and type(first.value.value) is str
 
 
 def _is_reserved(name: str) -> bool:

@@ -151,7 +151,7 @@ async def run_code(
 
 
 def _past_deadline(guards: Guards) -> None:
-    """A run that ended past its deadline is a timeout, whoever noticed: straight-line code takes no tick."""
+    """A run that ended past its deadline is a timeout, whoever noticed: its last statement passed no gate after it."""
     if guards.stopped is None and time.monotonic() > guards.deadline:
         guards.halt("timeout", timeout_message(guards.timeout))
 

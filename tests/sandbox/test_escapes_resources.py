@@ -1388,7 +1388,7 @@ CASES = [
             await anext(it)
             return 1
             """,
-            Value(1, stdout="closing\n"),
+            Value(1, stdout=""),
         )
         for what, build in (
             ("a_list", "list(range(5_000_000))"),

@@ -16,6 +16,7 @@ import pytest
 
 from codemode import Catalog, CodeMode
 from sandbox import Limits, RunError, Sandbox, _jsonvalue
+from sandbox.limits import timeout_message
 
 both = pytest.mark.parametrize("isolation", ["inline", "process"])
 
@@ -181,7 +182,7 @@ async def test_a_limit_the_code_caught_still_wins_over_a_clean_exit(sb: Sandbox)
     assert result.error is not None
     assert (result.error.kind, result.error.message) == (
         "timeout",
-        "the code used its whole operation budget (an endless loop?); do less work per run",
+        "the code used its whole operation budget (an endless loop?); do less work per run (line 5)",
     )
 
 
@@ -196,22 +197,39 @@ async def test_codemode_shows_a_clean_exit_as_its_output_and_a_failed_one_as_the
 
 # the wall clock at the run's end
 
-STRAIGHT_LINE = "big = [0] * 5_000_000\n" + "-1 in big\n" * 20 + "keep = 1\nreturn 'finished'\n"
-"""Twenty scans of a long list, each one C call: no loop, no call of the code's, so no tick anywhere."""
+STRAIGHT_LINE = "big = [0] * 5_000_000\nkeep = 1\nreturn " + " or ".join(["-1 in big"] * 20) + "\n"
+"""Twenty scans of a long list in one statement, the last: no loop, no call of the code's, no statement after."""
 
 
 @pytest.mark.slow
 @both
 async def test_straight_line_code_that_ends_past_its_deadline_is_a_timeout(sb: Sandbox, isolation: str) -> None:
-    """No tick noticed the deadline, the run's end does: `timeout`, no value, and the variables stay as they were."""
+    """No tick or gate noticed the deadline, the run's end does: `timeout`, no value, the variables as they were."""
     result = await sb.run(STRAIGHT_LINE, variables={"keep": 0}, limits=Limits(timeout=0.05))
     assert result.error is not None
     assert (result.error.kind, result.value, result.variables) == ("timeout", None, None)
-    if isolation == "inline":  # a worker still busy 1 s past the deadline is killed by the host instead
+    if isolation == "inline":  # a process still busy 1 s past the deadline is killed by the host instead
         assert (
             result.error.message
             == "the code ran past its 0.05 s time limit; do less per run, or split the work over several runs"
         )
+
+
+async def test_straight_line_code_inline_is_stopped_at_its_deadline_between_two_statements() -> None:
+    """A hundred statements, each one long C call (a scan), no tick: the run stops at the first statement after the
+    deadline, and what it printed before says how far it got."""
+    code = "big = [0] * 10_000_000\n" + "".join(f"print({i})\n-1 in big\n" for i in range(100)) + "return 'done'\n"
+    async with Sandbox(isolation="inline", limits=Limits(timeout=0.2)) as sb:
+        result = await sb.run(code)
+    assert result.error is not None
+    printed = len(result.stdout.splitlines())
+    assert result.stdout == "".join(f"{i}\n" for i in range(printed))
+    assert printed < 100
+    # Stopped before `print(printed)` (line 2 + 2 * printed) or before the scan after the last print.
+    assert (result.error.kind, result.value) == ("timeout", None)
+    assert result.error.message in {
+        f"{timeout_message(0.2)} (line {line})" for line in (2 * printed + 1, 2 * printed + 2)
+    }
 
 
 async def test_an_exceptions_message_gets_its_half_second_and_is_stopped_in_its_loop() -> None:
