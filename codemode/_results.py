@@ -1,6 +1,6 @@
 """Tool results to JSON data: the types a handler may return, converted strictly, and measured on the way.
 
-The rules are the sandbox's (`sandbox/_jsonvalue.py`), so a value reads the same from a tool as from the code's own
+The rules are the sandbox's (`sandbox/jsonvalue.py`), so a value reads the same from a tool as from the code's own
 `return`: keys as `json.dumps` writes them (`true`, `null`, `1.5`), sets sorted when all strings or all numbers
 (the sandbox's own `sorted_values`), and the values JSON lacks as pydantic's JSON mode writes them (its own
 `to_jsonable_python`: `"PT3H"`, `"2024-01-02T03:04:05Z"`), which is also what the stubs, made from pydantic's
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Final
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from sandbox._jsonvalue import float_key, sorted_values  # the sandbox's own rules: one owner
+from sandbox.jsonvalue import float_key, sorted_values  # the sandbox's own rules: one owner
 from sandbox.limits import MAX_INT_BITS, MAX_JSON_VALUES, int_too_large_message, too_many_values_message
 
 if TYPE_CHECKING:

@@ -12,21 +12,21 @@ Example:
 
 from __future__ import annotations
 
-from sandbox._confine import Confinement as Confinement
-from sandbox._confine import Layers as Layers
-from sandbox._jsontext import JsonText as JsonText
 from sandbox.errors import ConfinementError as ConfinementError
 from sandbox.errors import FunctionError as FunctionError
 from sandbox.errors import SandboxClosedError as SandboxClosedError
 from sandbox.errors import SandboxError as SandboxError
 from sandbox.functions import HostFunction as HostFunction
 from sandbox.functions import Namespace as Namespace
+from sandbox.host.jsontext import JsonText as JsonText
 from sandbox.limits import Limits as Limits
 from sandbox.result import ErrorKind as ErrorKind
 from sandbox.result import RunError as RunError
 from sandbox.result import RunResult as RunResult
 from sandbox.sandbox import Isolation as Isolation
 from sandbox.sandbox import Sandbox as Sandbox
+from sandbox.shared.confinement import Confinement as Confinement
+from sandbox.shared.confinement import Layers as Layers
 
 __all__ = [
     "Confinement",

@@ -4,7 +4,7 @@ RestrictedPython refuses `async`, `nonlocal`, `match`, augmented assignment of i
 name with a leading underscore. This subclass allows them with guards, and adds what a budgeted sandbox needs:
 a tick for every loop iteration and function call, size guards on the operators that can create huge
 values from small ones (`*`, `**`, `<<`, `%`), guarded f-string format specs, and no jumps out of `finally`.
-Its `match` half is `sandbox._policy_match`, and the names it reserves and hides are in `sandbox._policy_names`.
+Its `match` half is `sandbox.compiler.patterns`, and the names it reserves and hides are in `sandbox.compiler.names`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import cast
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR
 
-from sandbox._policy_match import PatternPolicy
-from sandbox._policy_names import (
+from sandbox.compiler.names import (
     ALLOWED_DUNDER_METHODS,
     FORBIDDEN_ATTRIBUTES,
     READABLE_DUNDERS,
@@ -24,6 +23,7 @@ from sandbox._policy_names import (
     guard_call,
     located,
 )
+from sandbox.compiler.patterns import PatternPolicy
 
 _FOLDABLE = frozenset({"_add_", "_mul_", "_mod_"})  # on two number literals these stay within the source's size
 _INPLACE_GUARDS: dict[type[ast.operator], str] = {

@@ -1,10 +1,10 @@
 """The host's checks on what a worker process sends: a worker is never taken on trust.
 
-Code that gets past the policy holds its worker and can write any frame. So the host checks a `done` frame's
-result against the run's limits with the same rules and words as the worker's own checks (`_runner` for the
-value, `_builtins` for printed output, `_variables` for kept variables), and admits `call` frames as they
-arrive: one past `Limits.calls` ends the run and the worker, and while many calls are outstanding the host stops
-reading the pipe, so what it holds for a worker stays bounded however fast the worker writes.
+Code that gets past the policy holds its worker and can write any frame. So the host checks a `done` frame's result
+against the run's limits with the same rules and words as the worker's own checks (`sandbox.runtime.runner` for the
+value, `sandbox.runtime.builtins` for printed output, `sandbox.runtime.variables` for kept variables), and admits `call`
+frames as they arrive: one past `Limits.calls` ends the run and the worker, and while many calls are outstanding the
+host stops reading the pipe, so what it holds for a worker stays bounded however fast the worker writes.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from sandbox._budgets import keep_values, result_size_error, valid_name
-from sandbox._hostcall import MAX_NAME
-from sandbox._jsonvalue import NotJsonError, check_json
-from sandbox._protocol import MAX_FRAME
+from sandbox.jsonvalue import NotJsonError, check_json
 from sandbox.limits import MARKER_SLACK, calls_message, cut_middle
 from sandbox.result import RunError, RunResult
+from sandbox.shared.budgets import keep_values, result_size_error, valid_name
+from sandbox.shared.frames import MAX_FRAME
+from sandbox.shared.hostcall import MAX_NAME
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from sandbox._jsonvalue import JsonValue
+    from sandbox.jsonvalue import JsonValue
     from sandbox.limits import Limits
 
 _MAX_TEXT = 8 * 1024
@@ -273,7 +273,3 @@ class Admission:
 
 HELD_BYTES = 4 * MAX_FRAME
 """Bytes of call frames the host holds for all the runs of one sandbox at once (256 MiB), beyond one call per run."""
-
-
-CPU_CEILING = 3600
-"""CPU seconds any run process may use in its life (its hard `RLIMIT_CPU`, from its fork); the template has none."""

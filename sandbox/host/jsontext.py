@@ -1,6 +1,6 @@
 """A host function's result that the host has converted, measured and encoded once: handed on with no second check.
 
-Apart from `_jsonvalue` (which checks and converts values that are not trusted to be JSON) because nothing here
+Apart from `sandbox.jsonvalue` (which checks and converts values that are not trusted to be JSON) because nothing here
 checks: the text is what `json.dumps` wrote, so it is JSON whatever the value was. Inline the code gets a copy, so
 it cannot change the host's value; across a process boundary the text is put into the frame as it is.
 """
@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
-    from sandbox._jsonvalue import JsonValue
+    from sandbox.jsonvalue import JsonValue
 
 
 @final

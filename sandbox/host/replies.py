@@ -1,6 +1,6 @@
 """The frames of one run's conversation as values: a `call` frame checked, a reply encoded, a `done` frame read.
 
-Apart from the conversation (`sandbox._conversation`), which decides when each is read or written, because these
+Apart from the conversation (`sandbox.host.conversation`), which decides when each is read or written, because these
 are pure functions of one frame each: what a worker's frame may hold, and what a reply says and how long it may be.
 """
 
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sandbox._hostcall import Call, HostFailure
-from sandbox._jsontext import JsonText
-from sandbox._protocol import MAX_FRAME, FrameTooLargeError, ProtocolError, encode, encode_with_text
+from sandbox.host.jsontext import JsonText
 from sandbox.result import ERROR_KINDS, RunResult
+from sandbox.shared.frames import MAX_FRAME, FrameTooLargeError, ProtocolError, encode, encode_with_text
+from sandbox.shared.hostcall import Call, HostFailure
 
 if TYPE_CHECKING:
-    from sandbox._dispatch import Reply
+    from sandbox.host.dispatch import Reply
 
 
 def parse_call(message: dict[str, Any]) -> tuple[int, Call]:

@@ -12,18 +12,18 @@ import collections
 import functools
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from sandbox._awaiting import anext_
-from sandbox._classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
-from sandbox._guards import rules_for
-from sandbox._signals import ForbiddenError, exit_run
-from sandbox._ticking import ticking_builtins
-from sandbox._ticks import Budget
 from sandbox.limits import around_cut, output_message
+from sandbox.runtime.awaiting import anext_
+from sandbox.runtime.classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
+from sandbox.runtime.guards import rules_for
+from sandbox.runtime.signals import ForbiddenError, exit_run
+from sandbox.runtime.ticking import ticking_builtins
+from sandbox.runtime.ticks import Budget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._guards import Guards
+    from sandbox.runtime.guards import Guards
 
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
@@ -180,7 +180,7 @@ def shared_builtins(names: frozenset[str], max_size: int) -> dict[str, Any]:
     shared = {
         name: value for name, value in every.items() if (name in names or name in _IMPLICIT) and name not in TICKING
     }
-    shared[SIZE_GUARDS] = rules_for(max_size)  # what the sized constructors check against (`sandbox._classes`)
+    shared[SIZE_GUARDS] = rules_for(max_size)  # what the sized constructors check against (`sandbox.runtime.classes`)
     return shared
 
 

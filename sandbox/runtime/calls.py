@@ -12,16 +12,16 @@ import asyncio
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from sandbox._classes import make_class
-from sandbox._hostcall import Bridge, Call, HostFailure, long_name
-from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
-from sandbox._slots import Slots
+from sandbox.jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox.limits import calls_message
+from sandbox.runtime.classes import make_class
+from sandbox.shared.hostcall import Bridge, Call, HostFailure, long_name
+from sandbox.shared.slots import Slots
 
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-    from sandbox._guards import Guards
+    from sandbox.runtime.guards import Guards
 
 
 class NotAwaitedError(TypeError):
@@ -154,6 +154,7 @@ class FunctionProxy:
         self._call = Call(function, attribute)
 
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
+        """A pending call of this function with these arguments; nothing reaches the host until it is awaited."""
         self._calls.names.setdefault(self._call.label)
         return PendingCall(self._calls, self._call, args, kwargs)
 

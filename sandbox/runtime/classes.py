@@ -18,16 +18,16 @@ import operator
 import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
-from sandbox._comparing import check_comparisons
-from sandbox._compile import MAIN
-from sandbox._policy_names import ALLOWED_DUNDER_METHODS
-from sandbox._signals import forbid
-from sandbox._sizes_text import plain
+from sandbox.compiler.compile import MAIN
+from sandbox.compiler.names import ALLOWED_DUNDER_METHODS
+from sandbox.runtime.comparing import check_comparisons
+from sandbox.runtime.signals import forbid
+from sandbox.runtime.sizes.text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from sandbox._sizes import SizeGuards
+    from sandbox.runtime.sizes.operations import SizeGuards
 
 _MAIN_LOCALS: Final = f"{MAIN}.<locals>."
 MAIN_MODULE: Final = "__main__"
@@ -138,6 +138,7 @@ class SafeType(type, metaclass=_TypeMeta):
     """`type` as the code sees it: `type(x)`, and `type(name, bases, namespace)` with a checked namespace."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> SafeType:
+        """A class of the code's, made as a class statement makes it, once its namespace is checked."""
         if type(namespace) is not dict:
             raise TypeError("type() argument 3 must be a dict")
         check_class_namespace(namespace)
@@ -156,7 +157,7 @@ SafeType.__module__ = "sandbox"
 # Each stand-in's standard type, kept outside the stand-in so no attribute of it hands the code the unchecked type.
 _REAL_TYPES: dict[type, type] = {}
 _SUBCLASSED: dict[type, type] = {}
-"""A stand-in -> the base a class statement subclasses in its place, when not the real type (`_decimalctx`)."""
+"""A stand-in -> the base a class statement subclasses in its place, when not the real type (`decimal_context`)."""
 
 
 class StandIn(type):
@@ -283,7 +284,7 @@ SIZED_COLLECTIONS: dict[type, type] = {
 
 SHOWN_TYPES: dict[type, type] = {}
 """Builtin iterator types (and the ticking ones named after them) -> the class `type(x)` answers for them
-(`sandbox._lazytypes` fills it: the run's `map` is a class of its own)."""
+(`sandbox.runtime.lazytypes` fills it: the run's `map` is a class of its own)."""
 
 
 def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:

@@ -1,6 +1,6 @@
 """The deadline watcher: one daemon thread that stops the inline runs gone past their wall clock or their memory.
 
-A run's budget looks at its deadline only when a chunk of ticks runs out (`sandbox._ticks`), so a few hundred
+A run's budget looks at its deadline only when a chunk of ticks runs out (`sandbox.runtime.ticks`), so a few hundred
 ticks that each make a long C call (`max` of a big list) would run far past it, and a run ending before its next
 check would not be stopped at all. Every `_INTERVAL` seconds the watcher halts each run in progress that is past
 its deadline: the run stops at its next tick. It reads and halts only the runs' budgets, never the code's
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from sandbox.limits import memory_message, timeout_message
 
 if TYPE_CHECKING:
-    from sandbox._ticks import Budget
+    from sandbox.runtime.ticks import Budget
 
 _INTERVAL = 0.025
 """Seconds between two looks: how far past its deadline a run that ticks may go."""

@@ -13,14 +13,14 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any, cast
 
-from sandbox._classes import real_bases
-from sandbox._signals import forbid
-from sandbox._sizes_text import plain
+from sandbox.runtime.classes import real_bases
+from sandbox.runtime.signals import forbid
+from sandbox.runtime.sizes.text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._guards import Rules
+    from sandbox.runtime.guards import Rules
 
 _MATCH_SELF = 1 << 22  # CPython's _Py_TPFLAGS_MATCH_SELF: `case int(x)` binds the subject itself
 _SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
@@ -85,6 +85,7 @@ class PatternClasses:
         self.made: dict[tuple[int, int, tuple[str, ...]], tuple[type, type]] = {}
 
     def __call__(self, cls: object, positional: int, keywords: tuple[str, ...]) -> type:
+        """The stand-in class a class pattern of this shape matches against, made once per class and shape."""
         if not isinstance(cls, type):
             raise TypeError("called match pattern must be a type")
         real = real_bases((cls,))[0]  # the size-checked `list` stand-in matches as `list`

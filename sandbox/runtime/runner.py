@@ -15,31 +15,31 @@ import traceback
 import types
 from typing import TYPE_CHECKING, Any, cast
 
-from sandbox._asyncio import AsyncioFacade
-from sandbox._budgets import result_size_error
-from sandbox._builtins import Output
-from sandbox._calls import CallState, PendingCall
-from sandbox._compile import FILENAME, MAIN, Compiled, compile_code
-from sandbox._deadlines import WATCHER
-from sandbox._decimalctx import decimal_members
-from sandbox._guards import Guards
-from sandbox._jsonvalue import JsonValue, NotJsonError, to_json
-from sandbox._modules import RunModules, make_importer
-from sandbox._namespace import FunctionKinds, run_globals, template
-from sandbox._signals import EXIT, ForbiddenError, ForbiddenImportError, StopRun
-from sandbox._sizes import SizeLimitError
-from sandbox._supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
-from sandbox._variables import Keeper
+from sandbox.compiler.compile import FILENAME, MAIN, Compiled, compile_code
+from sandbox.jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox.limits import timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
+from sandbox.runtime.builtins import Output
+from sandbox.runtime.calls import CallState, PendingCall
+from sandbox.runtime.deadlines import WATCHER
+from sandbox.runtime.guards import Guards
+from sandbox.runtime.namespace import FunctionKinds, run_globals, template
+from sandbox.runtime.signals import EXIT, ForbiddenError, ForbiddenImportError, StopRun
+from sandbox.runtime.sizes.operations import SizeLimitError
+from sandbox.runtime.stdlib.asyncio_facade import AsyncioFacade
+from sandbox.runtime.stdlib.decimal_context import decimal_members
+from sandbox.runtime.stdlib.modules import RunModules, make_importer
+from sandbox.runtime.supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
+from sandbox.runtime.variables import Keeper
+from sandbox.shared.budgets import result_size_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from types import TracebackType
 
-    from sandbox._hostcall import Bridge
-    from sandbox._repeat import Repeat
     from sandbox.limits import Limits
+    from sandbox.shared.hostcall import Bridge
+    from sandbox.shared.repeat import Repeat
 
 MAX_MESSAGE = 1_800
 """Characters of an exception's message kept in the error."""
@@ -61,7 +61,7 @@ async def run_code(
     repeat: Repeat | None = None,
     watched: bool = False,
 ) -> RunResult:
-    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `_variables`).
+    """Compile and run `source`; every outcome is a result. `variables`, if given, are kept (see `variables`).
 
     `watched`: the deadline watcher halts the run past its deadline between two budget checks, and once the
     process's resident memory grows `limits.memory` past what it was at the start (inline runs).

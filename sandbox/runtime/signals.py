@@ -1,7 +1,7 @@
 """What the sandbox's own code raises inside a run: `StopRun` ends it (a limit), the refusals say no to one thing.
 
 Apart from the guards so that the modules the guards build on (the sandbox's classes, dunders and facades) raise
-them without importing the guards: imports go one way, `_guards` -> `_dunders` -> `_classes` -> here.
+them without importing the guards: imports go one way, `guards` -> `dunders` -> `classes` -> here.
 """
 
 from __future__ import annotations

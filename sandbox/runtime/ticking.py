@@ -14,13 +14,13 @@ import operator
 import types
 from typing import TYPE_CHECKING, Any
 
-from sandbox._lazytypes import is_ticking, lazy_builtins, ticking_as
-from sandbox._sizes_growth import range_length
+from sandbox.runtime.lazytypes import is_ticking, lazy_builtins, ticking_as
+from sandbox.runtime.sizes.growth import range_length
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    from sandbox._guards import Guards
+    from sandbox.runtime.guards import Guards
 
 _PRODUCING = "count cycle zip_longest starmap takewhile pairwise".split()
 """itertools' iterators that produce an item at each pull of theirs: a tick per item produced bounds them."""

@@ -13,14 +13,14 @@ import time
 import types
 from typing import TYPE_CHECKING, Any
 
-from sandbox._budgets import keep_values
-from sandbox._compile import KEEP, LOCALS, VARIABLES
-from sandbox._modules import Module
+from sandbox.compiler.compile import KEEP, LOCALS, VARIABLES
+from sandbox.runtime.stdlib.modules import Module
+from sandbox.shared.budgets import keep_values
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from sandbox._jsonvalue import JsonValue
+    from sandbox.jsonvalue import JsonValue
 
 
 class Keeper:

@@ -1,8 +1,8 @@
 """The size checks both sides of the worker pipe make, so each limit has one owner and one wording.
 
 A worker process checks the value a run returns, what it printed and the variables it keeps; the host checks the
-same again on what the worker sends (`sandbox._distrust`), since a worker whose code got past the policy can send
-anything. Both use these functions, and only plain JSON values and the JSON size walk (`_jsonvalue`), so the
+same again on what the worker sends (`sandbox.host.distrust`), since a worker whose code got past the policy can send
+anything. Both use these functions, and only plain JSON values and the JSON size walk (`sandbox.jsonvalue`), so the
 host side imports nothing that runs the model's code.
 """
 
@@ -13,13 +13,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sandbox._jsonvalue import NotJsonError, check_json, json_size
+from sandbox.jsonvalue import NotJsonError, check_json, json_size
 from sandbox.result import RunError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from sandbox._jsonvalue import JsonValue
+    from sandbox.jsonvalue import JsonValue
 
 
 def result_size_error(value: JsonValue, limit: int) -> RunError | None:

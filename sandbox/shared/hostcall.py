@@ -1,8 +1,9 @@
 """One host-function call as both sides see it: the `Call` the code made, and the `HostFailure` that answers it.
 
-A call travels from the proxy the code awaited (`_calls`) through a `Bridge` (direct when inline, over the pipe
-from a worker) to the host's `Dispatcher`, as this one value with its one label. It lives apart from `_calls`
-so that the host side (`_dispatch`, `_process`) never imports a module that only runs the model's code.
+A call travels from the proxy the code awaited (`sandbox.runtime.calls`) through a `Bridge` (direct when inline, over
+the pipe from a worker) to the host's `Dispatcher`, as this one value with its one label. It lives apart from
+`sandbox.runtime.calls` so that the host side (`sandbox.host.dispatch`, `sandbox.host.process`) never imports a module
+that only runs the model's code.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from sandbox._jsonvalue import JsonValue
+from sandbox.jsonvalue import JsonValue
 
 
 class Call:

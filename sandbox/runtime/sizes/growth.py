@@ -3,7 +3,8 @@
 One call can add a whole range to a collection (`deque.extend(range(n))`, `dict.fromkeys(range(n))`), ask an
 extendable hash for `n` bytes (`shake_128().digest(n)`), or expand each `%` of a date format. `Guards.wrapped`
 hands out such a method checked when the code reads it (`growing`), so the refusal comes before the allocation.
-Apart from `sandbox._sizes` because these are methods of many types, where that module guards the operators.
+Apart from `sandbox.runtime.sizes.operations` because these are methods of many types, where that module guards
+the operators.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import random
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from sandbox._classes import real_bases
-from sandbox._regex import checked_sub
-from sandbox._sizes_counts import COUNTED, counted
+from sandbox.runtime.classes import real_bases
+from sandbox.runtime.sizes.counts import COUNTED, counted
+from sandbox.runtime.stdlib.regex import checked_sub
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._sizes import SizeGuards
+    from sandbox.runtime.sizes.operations import SizeGuards
 
 _COUNTED_TYPES: tuple[type[Any], ...] = (str, bytes, bytearray, list, tuple, collections.deque, dict, set, frozenset)
 _ADDING: dict[str, tuple[type, ...]] = {

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from sandbox._asyncsync import PRIMITIVES, optional_seconds, seconds
-from sandbox._awaiting import Lazy
-from sandbox._calls import PendingCall
-from sandbox._signals import ForbiddenError, ForbiddenImportError, StopRun, exit_signal
+from sandbox.runtime.awaiting import Lazy
+from sandbox.runtime.calls import PendingCall
+from sandbox.runtime.signals import ForbiddenError, ForbiddenImportError, StopRun, exit_signal
+from sandbox.runtime.stdlib.asyncio_sync import PRIMITIVES, optional_seconds, seconds
 
 if TYPE_CHECKING:
     import contextvars

@@ -16,7 +16,7 @@ import math
 import operator
 from typing import Any
 
-from sandbox._awaiting import Lazy
+from sandbox.runtime.awaiting import Lazy
 
 _NUMBERS = (decimal.Decimal, fractions.Fraction)
 

@@ -18,15 +18,15 @@ from collections.abc import Mapping
 from keyword import iskeyword
 from typing import TYPE_CHECKING, Any
 
-from sandbox._copying import deepcopy
-from sandbox._policy_names import FORBIDDEN_ATTRIBUTES
-from sandbox._signals import forbid
-from sandbox._sizes_text import plain
+from sandbox.compiler.names import FORBIDDEN_ATTRIBUTES
+from sandbox.runtime.signals import forbid
+from sandbox.runtime.sizes.text import plain
+from sandbox.runtime.stdlib.copying import deepcopy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._guards import Guards
+    from sandbox.runtime.guards import Guards
 
 _DATACLASS_OPTIONS = frozenset("init repr eq order unsafe_hash frozen match_args kw_only slots weakref_slot".split())
 _GENERATED = (

@@ -36,21 +36,21 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from sandbox._classes import SIZED_COLLECTIONS
-from sandbox._classgen import ENUMS, make_dataclasses
-from sandbox._copying import copy as shallow_copy
-from sandbox._copying import deepcopy
-from sandbox._guards import Guards
-from sandbox._regex import RE, Template, subs_for
-from sandbox._repeat import fixed_members, run_random
-from sandbox._signals import ForbiddenImportError, forbid
-from sandbox._sizes_counts import heapq_members, random_members
-from sandbox._sizes_growth import check_strftime
-from sandbox._sizes_text import plain
-from sandbox._stdfacades import make_abc, make_logging, make_sys, make_traceback
-from sandbox._ticking import ticking_itertools
-from sandbox._transforms import QUOTING, dumps_for, encoder_for, normalize_for, quoting_for
-from sandbox._typingfacade import make_typing
+from sandbox.runtime.classes import SIZED_COLLECTIONS
+from sandbox.runtime.guards import Guards
+from sandbox.runtime.signals import ForbiddenImportError, forbid
+from sandbox.runtime.sizes.counts import heapq_members, random_members
+from sandbox.runtime.sizes.growth import check_strftime
+from sandbox.runtime.sizes.text import plain
+from sandbox.runtime.sizes.transforms import QUOTING, dumps_for, encoder_for, normalize_for, quoting_for
+from sandbox.runtime.stdlib.classgen import ENUMS, make_dataclasses
+from sandbox.runtime.stdlib.copying import copy as shallow_copy
+from sandbox.runtime.stdlib.copying import deepcopy
+from sandbox.runtime.stdlib.regex import RE, Template, subs_for
+from sandbox.runtime.stdlib.system import make_abc, make_logging, make_sys, make_traceback
+from sandbox.runtime.stdlib.typehints import make_typing
+from sandbox.runtime.ticking import ticking_itertools
+from sandbox.shared.repeat import fixed_members, run_random
 
 _MUTABLE = frozenset({list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter})
 
@@ -146,7 +146,7 @@ _CHECKED: dict[str, Callable[[Guards], dict[str, Any]]] = {
     "unicodedata": lambda guards: {"normalize": normalize_for(guards)},
     "urllib.parse": lambda guards: {real.__name__: quoting_for(guards, real) for real in QUOTING},
 }
-"""Members of the plain modules above that grow text, size-checked with the run's guards (`_transforms.py`)."""
+"""Members of the plain modules above that grow text, size-checked with the run's guards (`sizes.transforms`)."""
 
 # Members that need the run's guards or state; each builder runs on the first import in a run.
 _Builder = Callable[[Guards, dict[str, Any]], dict[str, Any]]

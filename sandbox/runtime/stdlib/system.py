@@ -1,10 +1,10 @@
 """Facades for `abc`, `sys`, `traceback` and `logging`: the names models reach for, and nothing of the process.
 
-`sys` offers constants and `stdout`/`stderr` whose `write` goes to the run's printed output; `traceback` formats
-the handled exception from the code's own frames only (no host paths, no frames); `logging` writes records at
-or above the level (`WARNING` unless `basicConfig(level=...)` says otherwise) to the run's printed output as
-`LEVEL:name:message`, and never reaches the host's loggers or handlers. Apart from `_modules.py` because these
-three need the run's printed output, found from the frame of the code that imports them.
+`sys` offers constants and `stdout`/`stderr` whose `write` goes to the run's printed output; `traceback` formats the
+handled exception from the code's own frames only (no host paths, no frames); `logging` writes records at or above the
+level (`WARNING` unless `basicConfig(level=...)` says otherwise) to the run's printed output as `LEVEL:name:message`,
+and never reaches the host's loggers or handlers. Apart from `sandbox/runtime/stdlib/modules.py` because these three
+need the run's printed output, found from the frame of the code that imports them.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from sandbox._builtins import Output
-from sandbox._compile import FILENAME, MAIN
-from sandbox._signals import exit_run
-from sandbox._sizes_text import plain
+from sandbox.compiler.compile import FILENAME, MAIN
+from sandbox.runtime.builtins import Output
+from sandbox.runtime.signals import exit_run
+from sandbox.runtime.sizes.text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox._guards import Guards
+    from sandbox.runtime.guards import Guards
 
 
 def _run_output() -> Output | None:

@@ -14,11 +14,11 @@ import types
 import typing
 from typing import TYPE_CHECKING, Any
 
-from sandbox._classes import SANDBOX_CLASS_MARK
-from sandbox._signals import forbid
+from sandbox.runtime.classes import SANDBOX_CLASS_MARK
+from sandbox.runtime.signals import forbid
 
 if TYPE_CHECKING:
-    from sandbox._guards import Guards
+    from sandbox.runtime.guards import Guards
 
 _NAMES = (
     "Any Optional Union List Dict Tuple Set FrozenSet Iterable Iterator Callable Literal TypedDict NamedTuple "
