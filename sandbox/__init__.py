@@ -19,6 +19,8 @@ from sandbox.errors import SandboxError as SandboxError
 from sandbox.functions import HostFunction as HostFunction
 from sandbox.functions import Namespace as Namespace
 from sandbox.host.jsontext import JsonText as JsonText
+from sandbox.jsonvalue import JsonObject as JsonObject
+from sandbox.jsonvalue import JsonValue as JsonValue
 from sandbox.limits import Limits as Limits
 from sandbox.result import ErrorKind as ErrorKind
 from sandbox.result import RunError as RunError
@@ -35,7 +37,9 @@ __all__ = [
     "FunctionError",
     "HostFunction",
     "Isolation",
+    "JsonObject",
     "JsonText",
+    "JsonValue",
     "Layers",
     "Limits",
     "Namespace",

@@ -8,6 +8,10 @@ UTF-8 text). It reads plain data only: the values of the base types (`int.__inde
 iterators of `dict`, `list`, `tuple` and `set`), never a method the code defined, so a subclass with a lying
 `items()`, `__iter__`, `__str__`, `__eq__` or `__hash__` is never asked. `check_json` is the strict check for
 values that must already be JSON (host results, kept variables). Both copy, so no object crosses either way.
+
+Public: the one JSON value type (`JsonValue`, `JsonObject`, also exported by `sandbox`), the converters, and the
+two rules a host's own converter shares so a value reads the same from a host function as from the code's `return`
+(`float_key`: how a float key is spelled; `sorted_values`: the order of a set's items).
 """
 
 from __future__ import annotations
@@ -30,8 +34,24 @@ from typing import Any, TypeAlias
 from sandbox.limits import MAX_INT_BITS, MAX_JSON_VALUES, int_too_large_message, too_many_values_message
 
 JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
+"""A JSON value as `json.loads` gives it: the only data that crosses the sandbox boundary."""
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+"""A JSON object: a dict of JSON values by string keys."""
+
+__all__ = [
+    "MAX_DEPTH",
+    "JsonObject",
+    "JsonValue",
+    "NotJsonError",
+    "check_json",
+    "float_key",
+    "json_size",
+    "sorted_values",
+    "to_json",
+]
 
 MAX_DEPTH = 100
+"""Levels of nesting a JSON value may have, in the sandbox and in a host's results alike."""
 MAX_NODES = MAX_JSON_VALUES
 """Values converted at most (`sandbox.limits.MAX_JSON_VALUES`)."""
 _VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()))
