@@ -1,5 +1,10 @@
 """Run model-written Python safely: RestrictedPython policy, runtime guards, limits, and a process per run.
 
+The root's modules are the public face (`sandbox`, `limits`, `result`, `functions`, `errors`, `jsonvalue`,
+`probe`); the packages under it are the sandbox's own, by side of the process boundary: `shared` (what both sides
+use), `host`, `worker` (the processes that run the code, and their confinement), `compiler` and `runtime` (what
+runs beside the model's code, in a worker or inline in the host).
+
 Example:
     ```python
     from sandbox import Limits, Sandbox
