@@ -19,8 +19,8 @@ from codemode.errors import CatalogError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.tools import Handler
+    from sandbox import JsonObject, JsonValue
 
 
 class Arguments:

@@ -1,6 +1,6 @@
 """Tool results to JSON data: the types a handler may return, converted strictly, and measured on the way.
 
-The rules are the sandbox's (`sandbox/_jsonvalue.py`), so a value reads the same from a tool as from the code's own
+The rules are the sandbox's (`sandbox/jsonvalue.py`), so a value reads the same from a tool as from the code's own
 `return`: keys as `json.dumps` writes them (`true`, `null`, `1.5`), sets sorted when all strings or all numbers
 (the sandbox's own `sorted_values`), and the values JSON lacks as pydantic's JSON mode writes them (its own
 `to_jsonable_python`: `"PT3H"`, `"2024-01-02T03:04:05Z"`), which is also what the stubs, made from pydantic's
@@ -37,13 +37,12 @@ from typing import TYPE_CHECKING, Final
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from sandbox._jsonvalue import float_key, sorted_values  # the sandbox's own rules: one owner
+from sandbox.jsonvalue import MAX_DEPTH, float_key, sorted_values  # the sandbox's own rules: one owner
 from sandbox.limits import MAX_INT_BITS, MAX_JSON_VALUES, int_too_large_message, too_many_values_message
 
 if TYPE_CHECKING:
-    from codemode._json import JsonValue
+    from sandbox import JsonValue
 
-_MAX_DEPTH = 100
 _INT_CAP = 1 << MAX_INT_BITS
 """An int is sent if `-_INT_CAP < n < _INT_CAP`: at most `MAX_INT_BITS` bits."""
 _PYDANTIC_TEXT: Final = (datetime.date, datetime.time, datetime.timedelta, Decimal, uuid.UUID, fractions.Fraction)
@@ -70,7 +69,7 @@ def to_json(value: object, *, stop: int = sys.maxsize) -> JsonValue:
     """
     walk = _Walk(stop)
     walk.count(1)
-    return walk.value(value, _MAX_DEPTH)
+    return walk.value(value, MAX_DEPTH)
 
 
 class _Walk:
@@ -111,7 +110,7 @@ class _Walk:
         if isinstance(value, float):
             return _finite(float(value))
         if depth <= 0:
-            raise NotJsonResultError(f"it is nested more than {_MAX_DEPTH} levels deep")
+            raise NotJsonResultError(f"it is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, dict):
             return self.mapping(value, depth)
         if isinstance(value, (list, tuple)):
@@ -128,7 +127,7 @@ class _Walk:
 
     def mapping(self, value: dict[object, object], depth: int) -> dict[str, JsonValue]:
         if depth <= 0:
-            raise NotJsonResultError(f"it is nested more than {_MAX_DEPTH} levels deep")
+            raise NotJsonResultError(f"it is nested more than {MAX_DEPTH} levels deep")
         self.spend(2 + 4 * len(value))  # braces, and per item a key's quotes, a colon and a comma at least
         self.count(len(value))  # after the size: a result too large says so, however many values it holds
         out: dict[str, JsonValue] = {}
@@ -163,7 +162,7 @@ class _Walk:
 
     def items(self, value: list[object] | tuple[object, ...], depth: int) -> list[JsonValue]:
         if depth <= 0:
-            raise NotJsonResultError(f"it is nested more than {_MAX_DEPTH} levels deep")
+            raise NotJsonResultError(f"it is nested more than {MAX_DEPTH} levels deep")
         self.spend(1 + 2 * len(value))  # brackets, and per item a character and a comma, at least
         self.count(len(value))
         out: list[JsonValue] = []

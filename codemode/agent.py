@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from codemode import PendingApproval
-    from codemode._json import JsonObject
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.events import EventSink
     from codemode.providers.base import Model, Placement, TextSink, Turn, Usage
+    from sandbox import JsonObject
 
 Approver: TypeAlias = "Callable[[PendingApproval], bool | Decision | Awaitable[bool | Decision]]"
 """Asks a person about a pending call: `True`/`False`, or a `Decision` with a reason for a denial."""

@@ -37,12 +37,12 @@ if TYPE_CHECKING:
     import os
     from types import TracebackType
 
-    from codemode._json import JsonValue
     from codemode.catalog import Catalog
     from codemode.events import EventSink, ToolCall
     from codemode.run._observe import Listener
     from codemode.search import SearchOption
     from codemode.tracing import Tracing
+    from sandbox import JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from codemode._json import JsonObject
-    from sandbox import Limits
+    from sandbox import JsonObject, Limits
 
 MODULES = (
     "asyncio json math re datetime collections itertools functools statistics random string textwrap decimal "

@@ -21,7 +21,7 @@ from codemode._naming import is_python_name
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from codemode._json import JsonValue
+    from sandbox import JsonValue
 
 OPEN_TAG = "<tools-discovered>"
 CLOSE_TAG = "</tools-discovered>"

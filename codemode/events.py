@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from codemode._json import JsonValue
+    from sandbox import JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)

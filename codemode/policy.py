@@ -54,8 +54,8 @@ import anyio
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.tools import Tool
+    from sandbox import JsonObject, JsonValue
 
 logger = logging.getLogger("codemode.policy")
 T = TypeVar("T")

@@ -21,8 +21,8 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
     from codemode.code_mode import ExecuteResult
+    from sandbox import JsonObject, JsonValue
 
 
 def log_record(result: ExecuteResult) -> JsonObject:

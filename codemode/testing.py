@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.providers.base import TextSink, WireFormat
+    from sandbox import JsonObject, JsonValue
 
 BYTES_PER_TOKEN = 4
 

@@ -20,8 +20,8 @@ from codemode.errors import CatalogError
 
 if TYPE_CHECKING:
     from codemode._arguments import Arguments as Arguments  # noqa: PLC0414  # re-exported: `Tool.arguments`' type
-    from codemode._json import JsonObject
     from codemode.policy import ApprovalRule, ToolLimits
+    from sandbox import JsonObject
 
 Handler = Callable[..., Any | Awaitable[Any]]
 

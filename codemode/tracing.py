@@ -44,9 +44,9 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from codemode._json import JsonValue
     from codemode.code_mode import ExecuteResult
     from codemode.events import CallFinished, CallHeld, CallStarted
+    from sandbox import JsonValue
 
 INSTRUMENTATION: Final = "codemode"
 """The instrumentation scope name of every span."""

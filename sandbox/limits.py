@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sandbox._jsonvalue import JsonValue
+    from sandbox.jsonvalue import JsonValue
 
 
 MAX_JSON_VALUES = 1_000_000

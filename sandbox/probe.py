@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from sandbox._confine import Confinement
-from sandbox._distrust import KILL_GRACE
-from sandbox._protocol import ProtocolError
 from sandbox.errors import SandboxError
+from sandbox.host.distrust import KILL_GRACE
 from sandbox.host.template import Template
 from sandbox.limits import Limits
+from sandbox.shared.confinement import Confinement
+from sandbox.shared.frames import ProtocolError
 
 if TYPE_CHECKING:
     from sandbox.host.process import RunProcess
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 _DIED = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, ProtocolError, OSError)
 
 
-PROBE_WORKER = ("-m", "sandbox._confine_probe")
+PROBE_WORKER = ("-m", "sandbox.worker.probe")
 """How the interpreter is told to run the probe's template."""
 
 

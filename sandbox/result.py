@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
 if TYPE_CHECKING:
-    from sandbox._jsonvalue import JsonValue
+    from sandbox.jsonvalue import JsonValue
 
 ErrorKind = Literal[
     "syntax", "forbidden", "runtime", "timeout", "memory", "output_limit", "call_limit", "result_limit", "crashed"

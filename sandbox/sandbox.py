@@ -18,23 +18,23 @@ from typing import TYPE_CHECKING, Final, Literal, Self
 
 import anyio
 
-from sandbox._budgets import valid_name
-from sandbox._confine import Confinement, Layers
-from sandbox._dispatch import Dispatcher
-from sandbox._distrust import HELD_BYTES, HeldBytes
-from sandbox._jsonvalue import NotJsonError, check_json
-from sandbox._repeat import Repeat
-from sandbox._runner import run_code
 from sandbox.errors import SandboxClosedError, SandboxError
+from sandbox.host.dispatch import Dispatcher
+from sandbox.host.distrust import HELD_BYTES, HeldBytes
 from sandbox.host.template import Template
+from sandbox.jsonvalue import NotJsonError, check_json
 from sandbox.limits import Limits
+from sandbox.runtime.runner import run_code
+from sandbox.shared.budgets import valid_name
+from sandbox.shared.confinement import Confinement, Layers
+from sandbox.shared.repeat import Repeat
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from types import TracebackType
 
-    from sandbox._jsonvalue import JsonValue
     from sandbox.functions import HostFunction, Namespace
+    from sandbox.jsonvalue import JsonValue
     from sandbox.result import RunResult
 
 Isolation = Literal["process", "inline"]

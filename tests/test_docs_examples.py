@@ -45,6 +45,7 @@ SKIPPED = {
 PUBLIC_MODULES = [
     "codemode",
     "sandbox",
+    "sandbox.jsonvalue",
     "codemode.agent",
     "codemode.config",
     "codemode.events",

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject
     from codemode.events import ToolCall
+    from sandbox import JsonObject
 
 __all__ = ["Decision", "PendingApproval", "call_text"]
 

@@ -31,10 +31,9 @@ from sandbox import FunctionError
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.policy import Caller, Policy
     from codemode.tools import Tool
-    from sandbox import JsonText
+    from sandbox import JsonObject, JsonText, JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,8 +23,8 @@ from codemode.events import ToolCall
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.tools import Tool
+    from sandbox import JsonObject, JsonValue
 
 VERSION = 1
 PAUSED_NAME = "ApprovalPending"

@@ -32,8 +32,8 @@ from codemode.tools import Handler, Tool, tool_from_function
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
-    from codemode._json import JsonObject
     from codemode.policy import ApprovalRule, ToolLimits
+    from sandbox import JsonObject
 
 F = TypeVar("F", bound="Callable[..., Any]")
 

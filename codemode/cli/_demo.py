@@ -21,8 +21,8 @@ from codemode.testing import ScriptedModel
 if TYPE_CHECKING:
     import argparse
 
-    from codemode._json import JsonObject
     from codemode.providers.base import Model
+    from sandbox import JsonObject
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from codemode._json import JsonValue
 from codemode.catalog import Catalog
 from codemode.demo.data import CUSTOMERS, FORECASTS, INVOICES, MEETINGS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from sandbox import JsonValue
 
 # service -> (description, {entity: (plural, {field: (json type, description)})})
 _Fields = dict[str, tuple[str, str]]
@@ -275,10 +276,11 @@ def _add_generated(catalog: Catalog, skip: set[str]) -> None:
                 if name in skip:
                     continue
                 summary, props, required = _schemas(entity, plural, fields, op)
+                needed: list[JsonValue] = list(required)
                 catalog.add(
                     name=name,
                     description=f"{summary} Part of the {service} service ({about}).",
-                    parameters={"type": "object", "properties": props, "required": list[JsonValue](required)},
+                    parameters={"type": "object", "properties": props, "required": needed},
                     handler=_generic(service, entity, plural, fields, op),
                 )
 

@@ -22,8 +22,8 @@ from codemode.testing import BYTES_PER_TOKEN, prompt_text, shared_prefix
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from codemode._json import JsonObject
     from codemode.catalog import Catalog
+    from sandbox import JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,8 +19,8 @@ from codemode.integrations import BlockingCodeMode
 
 if TYPE_CHECKING:
     from codemode import PendingApproval, ToolCall
-    from codemode._json import JsonObject, JsonValue
     from codemode.code_mode import CodeMode, ExecuteResult
+    from sandbox import JsonObject, JsonValue
 
 __all__ = ["RECORD_KEY", "cannot_ask", "execute", "paused_code", "paused_data", "record_of", "resume_paused"]
 

@@ -31,7 +31,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError('Install the `langgraph` extra: pip install "codemode[langgraph]"') from e
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 __all__ = ["decision"]
 

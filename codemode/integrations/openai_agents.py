@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from agents import RunContextWrapper, RunState, ToolApprovalItem, ToolContext
 
     from codemode import PendingApproval
-    from codemode._json import JsonObject
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
+    from sandbox import JsonObject
 
 __all__ = ["CodeModeTool", "code_tool"]
 

@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 
     from pydantic_ai import RunContext
 
-    from codemode._json import JsonObject
     from codemode.code_mode import CodeMode, ExecuteResult
     from codemode.discovery import DiscoveryState
+    from sandbox import JsonObject
 
 __all__ = ["DECISION_KEY", "CodeModeToolset", "decide"]
 

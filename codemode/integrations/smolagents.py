@@ -30,9 +30,9 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from codemode._json import JsonObject
     from codemode.code_mode import CodeMode
     from codemode.discovery import DiscoveryState
+    from sandbox import JsonObject
 
 __all__ = ["CodeModeTool"]
 

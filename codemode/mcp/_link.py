@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.mcp._client import McpSources
+    from sandbox import JsonObject, JsonValue
 
 logger = logging.getLogger("codemode.mcp")
 

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 from codemode.schema._jsonschema import ref_name
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
     from codemode.openapi._documents import Documents
+    from sandbox import JsonObject, JsonValue
 
 Key: TypeAlias = tuple[str, str]
 """A referenced schema: its document's location and the JSON pointer in it."""

@@ -18,7 +18,7 @@ import httpx2
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 _MAX_HOPS: Final = 32
 """References followed from one object before it is taken for a cycle."""

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     import ssl
     from collections.abc import AsyncIterator, Mapping
 
-    from codemode._json import JsonValue
     from codemode.openapi._operations import Operation
     from codemode.openapi._parameters import Binding
     from codemode.openapi._security import SecurityScheme
+    from sandbox import JsonValue
 
 _RETRIED: Final = frozenset({429, 503})
 _DELIMITERS: Final = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}

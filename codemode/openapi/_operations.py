@@ -26,7 +26,7 @@ from codemode.openapi._parameters import (
 from codemode.openapi._security import SecurityScheme, read_requirements, read_schemes
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 DRAFT4: Final = "http://json-schema.org/draft-04/schema#"

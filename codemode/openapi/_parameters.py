@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 from codemode.schema._jsonschema import as_schema, merge_all_of, resolve_ref
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 Location: TypeAlias = Literal["path", "query", "header", "cookie", "body", "field", "form"]
 """Where an argument goes: a parameter, the whole body, one property of a JSON body, or one form field."""

@@ -18,8 +18,8 @@ from urllib.parse import quote, quote_plus
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.openapi._documents import Documents
+    from sandbox import JsonObject, JsonValue
 
 SchemeKind: TypeAlias = Literal["apiKey", "basic", "bearer", "http"]
 REDACTED: Final = "[redacted]"

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from types import TracebackType
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.catalog import Catalog
+    from sandbox import JsonObject, JsonValue
 
 logger = logging.getLogger("codemode.openapi")
 

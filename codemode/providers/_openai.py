@@ -16,7 +16,7 @@ from codemode.providers.base import CodeCall, Usage, code_from_input, json_objec
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-    from codemode._json import JsonValue
+    from sandbox import JsonValue
 
 
 def read_function_call(call_id: str, name: JsonValue, arguments: JsonValue, *, tool_name: str) -> CodeCall:

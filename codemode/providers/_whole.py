@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx2
 
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 
 async def read_whole(response: httpx2.Response, *, key: str, value: str, error: type[Exception]) -> JsonObject | None:

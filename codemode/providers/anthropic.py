@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
     from anthropic import AsyncAnthropic
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.code_tool import CodeTool
     from codemode.providers.base import CodeCall, Placement, TextSink, ToolOutcome, WireFormat
+    from sandbox import JsonObject, JsonValue
 
 Caching = Literal["breakpoints", "automatic", "off"]
 """How requests ask for prompt caching (see the module docstring)."""

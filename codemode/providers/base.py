@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
     from codemode.code_tool import CodeTool
+    from sandbox import JsonObject, JsonValue
 
 Placement = Literal["user", "tool_result", "system"]
 """Where an announcement goes: inside the tool result of the run that discovered the tools (the default of every

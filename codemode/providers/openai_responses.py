@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
     from openai import AsyncOpenAI
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.code_tool import CodeTool
     from codemode.providers.base import CodeCall, Placement, TextSink, ToolOutcome, Usage, WireFormat
+    from sandbox import JsonObject, JsonValue
 
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 

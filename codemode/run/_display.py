@@ -18,9 +18,8 @@ from sandbox.limits import cut_marker, cut_middle
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from codemode._json import JsonValue
     from codemode.events import ToolCall
-    from sandbox import RunResult
+    from sandbox import JsonValue, RunResult
 
 DISPLAY_BUDGET: Final = 20_000
 """Characters the model reads of one run by default: output, value, error and the calls listing share them."""

@@ -17,8 +17,8 @@ from codemode.errors import tool_error
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.tools import Tool
+    from sandbox import JsonObject, JsonValue
 
 PAGE_SIZE: Final = 50
 """Tools on one page of `tools.list()`."""

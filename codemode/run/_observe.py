@@ -21,10 +21,9 @@ from sandbox import FunctionError, Namespace
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
-    from codemode._json import JsonValue
     from codemode.events import EventSink, ToolCall
     from codemode.run._runtime import ToolRuntime
-    from sandbox import JsonText
+    from sandbox import JsonText, JsonValue
 
 logger = logging.getLogger("codemode.events")
 

@@ -25,10 +25,10 @@ from codemode.schema.stubs import render_signature
 from sandbox import FunctionError, RunError, RunResult
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
     from codemode.catalog import Catalog
     from codemode.run._runtime import StubCache
     from codemode.tools import Tool
+    from sandbox import JsonObject, JsonValue
 
 NAMESPACE: Final = "tools"
 _COMBINED: Final = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies")

@@ -30,11 +30,11 @@ from codemode.search import merge_rankings
 from sandbox import FunctionError, JsonText, Namespace
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
     from codemode.approvals._ledger import Ledger
     from codemode.catalog import Catalog
     from codemode.events import ToolCall
     from codemode.tools import Arguments, Tool
+    from sandbox import JsonObject, JsonValue
 
 DIR_TOOLS = 100
 """`dir(tools)` lists the tools' names too in a catalog of at most this many."""

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from codemode._json import JsonValue
     from codemode.events import ToolCall
+    from sandbox import JsonValue
 
 _EDGE: Final = 3
 """Completed calls shown at each end of a long run."""

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from collections.abc import Set as AbstractSet
 
-    from codemode._json import JsonObject, JsonValue
     from codemode.tools import Tool
+    from sandbox import JsonObject, JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)

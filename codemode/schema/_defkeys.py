@@ -17,7 +17,7 @@ from codemode.schema._jsonschema import ref_name, resolve_ref
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 RefKey: TypeAlias = tuple[str, ...]
 """What makes two references the same class: a definition's name and its definitions, or its root and ref."""

@@ -18,7 +18,7 @@ from codemode.schema._jsonschema import as_schema, enum_values, resolve_ref, sch
 from codemode.schema._typeexpr import literal, union
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 _UNIONS: Final = ("oneOf", "anyOf")
 _SHAPE: Final = ("required", "additionalProperties", "dependentRequired", "dependencies")

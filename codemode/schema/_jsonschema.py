@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 _MAX_MERGE_DEPTH: Final = 8
 """How deep `allOf` members that are themselves `allOf` (through `$ref`) are merged before giving up."""

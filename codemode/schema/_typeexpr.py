@@ -33,7 +33,7 @@ from codemode.schema._jsonschema import (
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 MAX_LITERAL_VALUES: Final = 50
 """Enums with more values render as their base type, the values listed in the docs instead."""

@@ -18,7 +18,7 @@ from codemode.schema._errors import readable
 from codemode.schema._jsonschema import as_schema, openapi_nullable
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 FIRST_ERRORS: Final = 64
 """The most validation errors collected for one instance (the message names the first by path)."""

@@ -33,8 +33,8 @@ from codemode.schema._typeexpr import (
 )
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
     from codemode.tools import Tool
+    from sandbox import JsonObject, JsonValue
 
 MAX_DESCRIPTION: Final = 4000
 """Tool descriptions longer than this many characters are cut, with a visible marker. Long enough that `describe`

@@ -15,8 +15,8 @@ from codemode.search._tokenize import iter_terms
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from codemode._json import JsonValue
     from codemode.tools import Tool
+    from sandbox import JsonValue
 
 __all__ = ["field_terms", "field_texts"]
 

@@ -21,7 +21,7 @@ from codemode.tools import Tool
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 __all__ = [
     "LabelledQuery",

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
-from sandbox._confine import Layers
 from sandbox.errors import SandboxError
 from sandbox.host.process import RunProcess
+from sandbox.shared.confinement import Layers
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from anyio.abc import Process, TaskGroup
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-    from sandbox._confine import Confinement
+    from sandbox.shared.confinement import Confinement
 
 _ROOT = str(Path(__file__).resolve().parent.parent.parent)
 TEMPLATE = ("-m", "sandbox.worker.main")

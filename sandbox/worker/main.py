@@ -19,19 +19,22 @@ import resource
 import time
 from typing import TYPE_CHECKING, Any
 
-from sandbox._confine_apply import seal_child
-from sandbox._distrust import CPU_CEILING
-from sandbox._hostcall import HostFailure
-from sandbox._protocol import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
-from sandbox._repeat import Repeat
-from sandbox._runner import run_code
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
+from sandbox.runtime.runner import run_code
+from sandbox.shared.frames import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
+from sandbox.shared.hostcall import HostFailure
+from sandbox.shared.repeat import Repeat
+from sandbox.worker.confine.apply import seal_child
 
 if TYPE_CHECKING:
-    from sandbox._confine import Layer
-    from sandbox._hostcall import Bridge, Call
-    from sandbox._jsonvalue import JsonValue
+    from sandbox.jsonvalue import JsonValue
+    from sandbox.shared.confinement import Layer
+    from sandbox.shared.hostcall import Bridge, Call
+
+
+CPU_CEILING = 3600
+"""CPU seconds any run process may use in its life (its hard `RLIMIT_CPU`, from its fork); the template has none."""
 
 
 class _Memory:

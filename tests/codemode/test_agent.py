@@ -34,8 +34,8 @@ from codemode.testing import BYTES_PER_TOKEN, ScriptedModel, ScriptStep, prompt_
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from codemode._json import JsonObject
     from codemode.providers.base import CodeCall, Model, TextSink, WireFormat
+    from sandbox import JsonObject
 
 SYSTEM = "You are a test assistant. Use the `code` tool."
 PROMPT = "Check the weather, the customer's invoices, and tell Ana."

@@ -12,7 +12,7 @@ from codemode.errors import CatalogError
 from codemode.tools import Tool
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 EMPTY: JsonObject = {"type": "object", "properties": {}}
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from codemode import ExecuteResult
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 GITHUB_TOOLS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "github_mcp" / "tools.jsonl"
 

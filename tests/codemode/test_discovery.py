@@ -14,7 +14,7 @@ from codemode.schema.stubs import render_stub
 
 if TYPE_CHECKING:
     from codemode import ExecuteResult
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 CITY: JsonObject = {
     "type": "object",

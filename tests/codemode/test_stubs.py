@@ -17,7 +17,7 @@ from codemode.schema.stubs import parameter_names, render_line, render_signature
 from codemode.tools import Tool
 
 if TYPE_CHECKING:
-    from codemode._json import JsonObject, JsonValue
+    from sandbox import JsonObject, JsonValue
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

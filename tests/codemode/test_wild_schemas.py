@@ -19,7 +19,7 @@ from codemode.schema.stubs import render_signature
 
 if TYPE_CHECKING:
     from codemode import ExecuteResult
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 WILD: dict[str, JsonObject] = json.loads(Path(__file__).with_name("wild_schemas.json").read_text())

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sandbox._protocol import encode
+from sandbox.shared.frames import encode
 
 
 def main() -> None:

@@ -296,11 +296,11 @@ def test_the_probe_relays_output_and_exit_status_and_reports_a_dead_process(tmp_
 WITHOUT_SECCOMP = (
     "-c",
     (
-        "import sandbox._confine_apply as apply\n"
+        "import sandbox.worker.confine.apply as apply\n"
         "def left_out(missing):\n"
         "    missing.update(seccomp='left out by the test')\n"
         "apply.seal_template = apply.seal_child = left_out\n"
-        "from sandbox._confine_probe import ProbeWorker\n"
+        "from sandbox.worker.probe import ProbeWorker\n"
         "from sandbox.worker.main import main\n"
         "main(ProbeWorker)\n"
     ),

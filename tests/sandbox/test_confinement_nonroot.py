@@ -24,8 +24,8 @@ import pytest
 from confinement_kit import needs
 
 from sandbox import Confinement, Layers, Limits
-from sandbox._confine_apply import NOT_ROOT
 from sandbox.host.template import Template
+from sandbox.worker.confine.apply import NOT_ROOT
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -94,7 +94,7 @@ def test_a_kernel_that_could_not_be_asked_is_reported_as_such_not_as_lacking_the
     if reason is not None:
         pytest.skip(reason)
     late = NO_FILE + (
-        "import json\nfrom sandbox._confine_apply import probe_kernel\n"
+        "import json\nfrom sandbox.worker.confine.apply import probe_kernel\n"
         "kernel = probe_kernel()\nprint(json.dumps([kernel.landlock, kernel.missing]))\n"
     )
     env = {name: value for name, value in os.environ.items() if name not in ("TMPDIR", "TEMP", "TMP")}

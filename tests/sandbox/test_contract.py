@@ -13,8 +13,8 @@ from confinement_kit import descendants
 
 import sandbox
 from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError, SandboxError
-from sandbox._dispatch import Dispatcher
-from sandbox._hostcall import HostFailure
+from sandbox.host.dispatch import Dispatcher
+from sandbox.shared.hostcall import HostFailure
 
 if TYPE_CHECKING:
     from sandbox import HostFunction
@@ -41,7 +41,9 @@ def test_public_names_are_pinned() -> None:
         "FunctionError",
         "HostFunction",
         "Isolation",
+        "JsonObject",
         "JsonText",
+        "JsonValue",
         "Layers",
         "Limits",
         "Namespace",

@@ -22,10 +22,10 @@ import anyio
 from confinement_kit import eventually, needs
 
 from sandbox import Limits, Sandbox
-from sandbox._confine import Confinement
-from sandbox._distrust import CPU_CEILING
 from sandbox.host.template import Template
 from sandbox.probe import _probe, probe
+from sandbox.shared.confinement import Confinement
+from sandbox.worker.main import CPU_CEILING
 
 if TYPE_CHECKING:
     import pytest
@@ -154,7 +154,7 @@ _worker.main(Plain)
 LEAVE = """#plain
 import json, os, sys, threading
 json.dumps = lambda *args, **kwargs: "SPOOFED"
-sys.modules["sandbox._runner"].LEFT = "by an earlier run"
+sys.modules["sandbox.runtime.runner"].LEFT = "by an earlier run"
 os.environ["LEFT"] = "by an earlier run"
 tries = []
 try:
@@ -176,7 +176,7 @@ import json, os, sys, threading
 value = {
     "pid": os.getpid(),
     "json": json.dumps([1]),
-    "mark": getattr(sys.modules["sandbox._runner"], "LEFT", None),
+    "mark": getattr(sys.modules["sandbox.runtime.runner"], "LEFT", None),
     "environ": os.environ.get("LEFT"),
     "threads": threading.active_count(),
     "file": os.path.exists("left.txt"),
@@ -216,7 +216,7 @@ OLD_KERNEL = (
         "import landlockpy\n"
         "newest = landlockpy.abi_version\n"
         "landlockpy.abi_version = lambda: min(newest(), 5)\n"
-        "from sandbox._confine_probe import ProbeWorker\n"
+        "from sandbox.worker.probe import ProbeWorker\n"
         "from sandbox.worker.main import main\n"
         "main(ProbeWorker)\n"
     ),

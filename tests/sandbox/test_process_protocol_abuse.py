@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 ESCAPED = r"""
 import asyncio
 from sandbox.worker import main as _worker
-from sandbox._protocol import encode
+from sandbox.shared.frames import encode
 
 class Escaped(_worker.Worker):
     async def run(self, message):

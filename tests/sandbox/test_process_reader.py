@@ -11,10 +11,10 @@ import anyio.lowlevel
 import pytest
 
 from sandbox import Limits
-from sandbox._confine import Confinement
-from sandbox._dispatch import Dispatcher
-from sandbox._distrust import Admission
+from sandbox.host.dispatch import Dispatcher
+from sandbox.host.distrust import Admission
 from sandbox.host.template import Template
+from sandbox.shared.confinement import Confinement
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Coroutine

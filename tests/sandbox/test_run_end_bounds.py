@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from codemode import Catalog, CodeMode
-from sandbox import Limits, RunError, Sandbox, _jsonvalue
+from sandbox import Limits, RunError, Sandbox, jsonvalue
 from sandbox.limits import timeout_message
 
 both = pytest.mark.parametrize("isolation", ["inline", "process"])
@@ -30,13 +30,13 @@ def dedent(code: str) -> str:
 def walked(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
     """How many values the JSON conversion walks visit in this process (a spy on the walk's one step, no mock)."""
     counts: collections.Counter[str] = collections.Counter()
-    step = _jsonvalue._Converter.value
+    step = jsonvalue._Converter.value
 
     def counted(self: Any, value: Any, depth: int) -> Any:
         counts["values"] += 1
         return step(self, value, depth)
 
-    monkeypatch.setattr(_jsonvalue._Converter, "value", counted)
+    monkeypatch.setattr(jsonvalue._Converter, "value", counted)
     return counts
 
 

@@ -18,11 +18,11 @@ import pytest
 from confinement_kit import eventually
 
 from sandbox import Limits, Sandbox
-from sandbox._confine import Confinement
-from sandbox._dispatch import Dispatcher
-from sandbox._pipe import MAX_UNREAD, MAX_VALUES
+from sandbox.host.dispatch import Dispatcher
+from sandbox.host.pipe import MAX_UNREAD, MAX_VALUES
 from sandbox.host.template import Template
 from sandbox.limits import calls_message, timeout_message
+from sandbox.shared.confinement import Confinement
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 
 HOSTILE = r"""
 import asyncio, gc, os, resource, signal, time
-from sandbox import _compile
+from sandbox.compiler import compile as _compile
 from sandbox.worker import main as _worker
-from sandbox._protocol import HEADER, encode
-from sandbox._hostcall import Call, HostFailure
+from sandbox.shared.frames import HEADER, encode
+from sandbox.shared.hostcall import Call, HostFailure
 
 class Hostile(_worker.Worker):
     kept = None

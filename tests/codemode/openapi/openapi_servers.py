@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 DATA: Final = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "openapi"
 """The shared OpenAPI descriptions (absent outside the project's machines: the tests that need them skip)."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from codemode import ExecuteResult
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 SECRET = "sk-live-7f3a9c2e51d84b06"
 

@@ -18,7 +18,7 @@ from codemode.schema.stubs import render_signature
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 SCHEMES: JsonObject = {
     "basic": {"type": "http", "scheme": "basic"},

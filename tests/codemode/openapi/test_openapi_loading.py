@@ -20,7 +20,7 @@ from codemode.schema.stubs import render_stub
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 FILES = sorted(DATA.glob("*.json")) if DATA.is_dir() else []
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from codemode import ExecuteResult
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 
 def _path(name: str, method: str, template: str) -> JsonObject:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from codemode._json import JsonObject
+    from sandbox import JsonObject
 
 ZOO_YAML = """
 openapi: 3.0.3
