@@ -21,9 +21,11 @@ read a whole config without the `mcp` extra.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 from codemode.config._read import expand_env
 from codemode.errors import ConfigError
@@ -82,12 +84,27 @@ class ApiKey:
         return cls(name=name, digest=hashlib.sha256(value.encode()).digest())
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) reaches only this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True, kw_only=True)
 class JwtIssuer:
-    """The issuer whose JWTs are accepted as bearer tokens."""
+    """The issuer whose JWTs are accepted as bearer tokens.
+
+    Raises:
+        ConfigError: `jwks` is a plain `http://` URL of a host other than this machine.
+    """
 
     jwks: str
-    """Where its signing keys are: a URL (`https://...`, fetched and cached) or a JWKS file."""
+    """Where its signing keys are: an `https://` URL (fetched and cached) or a JWKS file; `http://` only on
+    loopback (`127.0.0.1`, `::1`, `localhost`)."""
     issuer: str
     """The `iss` a token must have."""
     audience: str
@@ -96,6 +113,16 @@ class JwtIssuer:
     """The signature algorithms accepted (never `none`, never a shared-secret HMAC)."""
     leeway: float = 30.0
     """Seconds of clock skew allowed on `exp` and `nbf`."""
+
+    def __post_init__(self) -> None:
+        # Whoever is on the path of a plain-http fetch could hand over their own keys and sign any token.
+        url = urlsplit(self.jwks)
+        if url.scheme.lower() == "http" and not is_loopback(url.hostname or ""):
+            raise ConfigError(
+                f"the JWKS URL {self.jwks!r} is plain http: anyone on the network path could replace the issuer's "
+                "keys and forge tokens. Use the issuer's `https://` URL (or a local JWKS file); plain http is "
+                "accepted only on this machine (127.0.0.1, ::1, localhost)."
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,13 +206,16 @@ def _jwt(table: object, where: str) -> JwtIssuer | None:
     algorithms = _strings(table, "algorithms", where) or JwtIssuer.algorithms
     if jwks is None or issuer is None or audience is None:  # required just above; for the type checker
         raise ConfigError(f"{where}: `jwks`, `issuer` and `audience` are required.")
-    return JwtIssuer(
-        jwks=expand_env(jwks, where),
-        issuer=expand_env(issuer, where),
-        audience=expand_env(audience, where),
-        algorithms=algorithms,
-        leeway=float(leeway),
-    )
+    try:
+        return JwtIssuer(
+            jwks=expand_env(jwks, where),
+            issuer=expand_env(issuer, where),
+            audience=expand_env(audience, where),
+            algorithms=algorithms,
+            leeway=float(leeway),
+        )
+    except ConfigError as error:
+        raise ConfigError(f"{where}: {error}") from None
 
 
 def _string(table: dict[str, Any], key: str, where: str) -> str | None:
