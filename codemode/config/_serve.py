@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from codemode._cut import cut_end
 from codemode.config._read import expand_env
 from codemode.errors import ConfigError
 
@@ -164,7 +165,9 @@ def parse_serve(table: object, path: Path) -> ServeSettings:
         raise ConfigError(f"{where}: unknown keys {unknown}; `[serve]` takes {sorted(_KEYS)}.")
     keys = table.get("api_keys", {})
     if not isinstance(keys, dict) or not all(isinstance(value, str) for value in keys.values()):
-        raise ConfigError(f"{where}: `api_keys` must be a table of names to keys, got {keys!r:.40}.")
+        raise ConfigError(
+            f"{where}: `api_keys` must be a table of names to keys (strings); it may hold keys, so it is not shown."
+        )
     return ServeSettings(
         api_keys=tuple(ApiKey.parse(name, expand_env(value, where), where) for name, value in keys.items()),
         jwt=_jwt(table.get("jwt"), where),
@@ -202,7 +205,7 @@ def _jwt(table: object, where: str) -> JwtIssuer | None:
     jwks, issuer, audience = (_string(table, key, where) for key in ("jwks", "issuer", "audience"))
     leeway = table.get("leeway", 30.0)
     if isinstance(leeway, bool) or not isinstance(leeway, (int, float)) or leeway < 0:
-        raise ConfigError(f"{where}: `leeway` must be a number of seconds, got {leeway!r:.40}.")
+        raise ConfigError(f"{where}: `leeway` must be a number of seconds, got {cut_end(repr(leeway), 80)}.")
     algorithms = _strings(table, "algorithms", where) or JwtIssuer.algorithms
     if jwks is None or issuer is None or audience is None:  # required just above; for the type checker
         raise ConfigError(f"{where}: `jwks`, `issuer` and `audience` are required.")
@@ -221,19 +224,19 @@ def _jwt(table: object, where: str) -> JwtIssuer | None:
 def _string(table: dict[str, Any], key: str, where: str) -> str | None:
     value = table.get(key)
     if value is not None and (not isinstance(value, str) or not value):
-        raise ConfigError(f"{where}: `{key}` must be a non-empty string, got {value!r:.80}.")
+        raise ConfigError(f"{where}: `{key}` must be a non-empty string, got {cut_end(repr(value), 80)}.")
     return value
 
 
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        raise ConfigError(f"{where}: `{key}` must be an array of non-empty strings, got {value!r:.80}.")
+        raise ConfigError(f"{where}: `{key}` must be an array of non-empty strings, got {cut_end(repr(value), 80)}.")
     return tuple(value)
 
 
 def _count(table: dict[str, Any], key: str, where: str) -> int | None:
     value = table.get(key)
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ConfigError(f"{where}: `{key}` must be a whole number of at least 1, got {value!r:.40}.")
+        raise ConfigError(f"{where}: `{key}` must be a whole number of at least 1, got {cut_end(repr(value), 80)}.")
     return value

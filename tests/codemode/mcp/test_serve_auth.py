@@ -530,6 +530,15 @@ def test_a_bad_serve_table_is_a_config_error(tmp_path: Path, table: str) -> None
         load_config(path)
 
 
+def test_a_malformed_api_keys_table_is_refused_without_showing_the_keys(tmp_path: Path) -> None:
+    """`api_keys` written as an array of keys is an error that does not repeat them."""
+    path = tmp_path / "codemode.toml"
+    path.write_text(f'[serve]\napi_keys = ["{ALICE_KEY}"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert ALICE_KEY[:8] not in str(raised.value)
+
+
 @pytest.mark.parametrize(
     ("jwks", "accepted"),
     [
