@@ -41,6 +41,8 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError('Install the `otel` extra for tracing: pip install "codemode[otel]"') from error
 
+from codemode._cut import cut_end
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -79,7 +81,7 @@ class RunTrace:
     def __init__(self, tracing: Tracing, code: str) -> None:
         self.tracing = tracing
         self.tracer = tracing.tracer
-        attributes = {"codemode.code": _cut(code)} if tracing.record_code else {}
+        attributes = {"codemode.code": cut_end(code, MAX_ATTRIBUTE)} if tracing.record_code else {}
         self.span = self.tracer.start_span("codemode execute", attributes=attributes)  # parent: the caller's span
         self.context = trace.set_span_in_context(self.span)
         self._calls: dict[int, trace.Span] = {}
@@ -118,7 +120,9 @@ class RunTrace:
         """Open the call's span."""
         attributes: dict[str, str] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.name}
         if self.tracing.record_arguments:
-            attributes["gen_ai.tool.call.arguments"] = _cut(json.dumps(event.arguments, ensure_ascii=False))
+            attributes["gen_ai.tool.call.arguments"] = cut_end(
+                json.dumps(event.arguments, ensure_ascii=False), MAX_ATTRIBUTE
+            )
         span = self.tracer.start_span(f"execute_tool {event.name}", context=self.context, attributes=attributes)
         self._calls[event.index] = span
 
@@ -188,7 +192,3 @@ def _error_type(message: str | None) -> str:
     """The exception name a handler's failure starts with (`ValueError: ...`), else `ToolError`."""
     found = _ERROR_TYPE.match(message or "")
     return found.group(1) if found else "ToolError"
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_ATTRIBUTE else text[:MAX_ATTRIBUTE] + f"... [{len(text) - MAX_ATTRIBUTE:,} more]"

@@ -2,9 +2,11 @@
 
 Every limit is per run. A run that reaches one stops with a result whose `error.kind` names the limit; the
 sandbox itself keeps working. Printed output is the exception: past `output` it is cut in the middle and the run
-goes on, and only a flood (`flood`) stops it. `cut_middle` and `cut_marker` are the one way text is cut here and in
-`codemode`, with one marker. The wall clock and the call count are enforced in more than one place (see the
-README's table of limits); each place words its stop with the one function here.
+goes on, and only a flood (`flood`) stops it. `cut_middle` (head and tail), `cut_end` (head) and `cut_marker` are
+the sandbox's one way to cut text, with one marker; `codemode._cut` holds codemode's copy of `cut_end` and the
+marker (kept the same by a test) for the commands that never load the sandbox. The wall clock and the call count
+are enforced in more than one place (see the README's table of limits); each place words its stop with the one
+function here.
 """
 
 from __future__ import annotations
@@ -112,6 +114,8 @@ def cut_marker(count: int, what: str = "characters") -> str:
     return f"[... {count:,} {what} cut ...]"
 
 
+_WORD_BREAK = 0.8
+"""`cut_end` moves back to the last white space when that keeps at least this share of the room."""
 MARKER_SLACK = len(cut_marker(2**63)) + 2
 """Characters `cut_middle` may add past its limit at most: the marker and its two newlines."""
 
@@ -123,6 +127,24 @@ def cut_middle(text: str, limit: int) -> str:
     tail = limit // 2
     head = limit - tail
     return around_cut(text[:head], len(text) - limit, text[len(text) - tail :] if tail else "")
+
+
+def cut_end(text: str, limit: int, what: str = "characters") -> str:
+    """`text` in at most `limit` characters, the marker included: if longer, its head and the marker after it.
+
+    The head ends at a word break when one is near the cut. A `limit` too short for the marker gives the marker alone.
+    `what` names what the marker counts (see `cut_marker`).
+    """
+    if len(text) <= limit:
+        return text
+    room = max(limit - len(cut_marker(len(text), what)) - 1, 0)
+    head = text[:room]
+    space = max(head.rfind(" "), head.rfind("\n"))
+    if space > room * _WORD_BREAK:
+        head = head[:space]
+    head = head.rstrip()
+    marker = cut_marker(len(text) - len(head), what)
+    return f"{head} {marker}" if head else marker
 
 
 def around_cut(head: str, count: int, tail: str) -> str:

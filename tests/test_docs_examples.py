@@ -242,7 +242,7 @@ def test_every_setup_named_in_the_docs_exists() -> None:
 
 def public_names(module_name: str) -> list[str]:
     """The module's `__all__`, else the public names it defines, read from its source (importing every
-    framework adapter would take seconds)."""
+    framework adapter would take seconds); a computed `__all__` (`codemode`'s, from its lazy table) is imported."""
     path = ROOT / module_name.replace(".", "/")
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     tree = ast.parse(path.read_text())
@@ -252,6 +252,8 @@ def public_names(module_name: str) -> list[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
                 assert node.value is not None
+                if not isinstance(node.value, ast.List | ast.Tuple):
+                    return list(importlib.import_module(module_name).__all__)
                 return [str(name) for name in ast.literal_eval(node.value)]
             defined += [target.id for target in targets if isinstance(target, ast.Name)]
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

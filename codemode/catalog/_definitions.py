@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from codemode._cut import cut_end
 from codemode._naming import is_portable_alias, portable_alias
 from codemode.errors import CatalogError
 
@@ -75,7 +76,7 @@ def check_definition(tool: Tool) -> None:
         raise CatalogError(f"A tool name must be a non-empty string, got {tool.name!r}.")
     check_alias(tool.name, tool.alias)
     if tool.handler is not None and not callable(tool.handler):
-        raise CatalogError(f"Tool {tool.name!r}: `handler` must be callable, got {tool.handler!r:.80}.")
+        raise CatalogError(f"Tool {tool.name!r}: `handler` must be callable, got {cut_end(repr(tool.handler), 80)}.")
     check_fields(tool.name, tool.description, tool.parameters, tool.returns)
 
 
@@ -91,11 +92,11 @@ def check_alias(name: str, alias: str) -> None:
 def check_fields(name: str, description: object, parameters: object, returns: object) -> None:
     """Raise `CatalogError` unless the description is a string and the schemas are JSON objects (of an object)."""
     if not isinstance(description, str):
-        raise CatalogError(f"Tool {name!r}: `description` must be a string, got {description!r:.80}.")
+        raise CatalogError(f"Tool {name!r}: `description` must be a string, got {cut_end(repr(description), 80)}.")
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
         raise CatalogError(
             f'Tool {name!r}: `parameters` must be a JSON Schema of type "object" (the keyword arguments), '
-            f"got {parameters!r:.80}."
+            f"got {cut_end(repr(parameters), 80)}."
         )
     if returns is not None and not isinstance(returns, dict):
-        raise CatalogError(f"Tool {name!r}: `returns` must be a JSON Schema or None, got {returns!r:.80}.")
+        raise CatalogError(f"Tool {name!r}: `returns` must be a JSON Schema or None, got {cut_end(repr(returns), 80)}.")

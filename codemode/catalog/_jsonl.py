@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
+from codemode._cut import cut_end
 from codemode._naming import portable_alias
 from codemode.catalog._definitions import check_alias, check_fields
 from codemode.errors import CatalogError
@@ -46,13 +47,13 @@ def tool_from_json_line(line: str, *, prefix: str = "", aliases: Mapping[str, st
         raise CatalogError(f"unknown keys {unknown}; a definition has the keys {sorted(JSONL_KEYS)}.")
     name = data.get("name")
     if not isinstance(name, str) or not name:
-        raise CatalogError(f'every definition needs a "name" (a non-empty string), got {name!r:.80}.')
+        raise CatalogError(f'every definition needs a "name" (a non-empty string), got {cut_end(repr(name), 80)}.')
     deferred = data.get("deferred", True)
     if not isinstance(deferred, bool):
-        raise CatalogError(f'"deferred" must be true or false, got {deferred!r:.80}.')
+        raise CatalogError(f'"deferred" must be true or false, got {cut_end(repr(deferred), 80)}.')
     approval = data.get("approval", False)
     if not isinstance(approval, bool):
-        raise CatalogError(f'"approval" must be true or false, got {approval!r:.80}.')
+        raise CatalogError(f'"approval" must be true or false, got {cut_end(repr(approval), 80)}.')
     name = f"{prefix}{name}"
     alias = aliases.get(name) if aliases else None
     if alias:

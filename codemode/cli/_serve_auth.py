@@ -33,7 +33,9 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         f"API keys come from {API_KEYS_VARIABLE}=name:key[,name:key...] or the config's `[serve] api_keys`; "
         "a JWT issuer from the options below or `[serve] jwt`.",
     )
-    group.add_argument("--jwks", metavar="URL|FILE", help="the JWT issuer's signing keys (a JWKS URL or file)")
+    group.add_argument(
+        "--jwks", metavar="URL|FILE", help="the JWT issuer's signing keys (an https:// JWKS URL, or a file)"
+    )
     group.add_argument("--jwt-issuer", metavar="ISS", help="the `iss` a JWT must have")
     group.add_argument("--jwt-audience", metavar="AUD", help="the `aud` a JWT must have (usually this server's URL)")
     group.add_argument(

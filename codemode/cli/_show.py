@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from codemode import ToolCall
+from codemode._cut import cut_marker
 from codemode.agent import AgentEvents
 from codemode.events import CallHeld, CallStarted
 from codemode.run._text import summary
@@ -99,7 +100,7 @@ class Transcript:
         self._run_started, self._pending, self._live = None, [], False
         lines = result.text.splitlines()
         shown = lines[: self.max_lines] + (
-            [f"... ({len(lines) - self.max_lines} more lines)"] if len(lines) > self.max_lines else []
+            [cut_marker(len(lines) - self.max_lines, "lines")] if len(lines) > self.max_lines else []
         )
         status = "ok" if result.ok else f"error: {result.run.error.kind if result.run.error else ''}"
         print(f"[result: {status}, {len(result.calls)} tool calls, {result.run.duration * 1000:.0f} ms]", file=self.out)

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from codemode._cut import cut_end
 from codemode.config._sources import (
     JsonlSource,
     McpHttpSource,
@@ -125,7 +126,7 @@ class _Getter:
     def string(self, key: str, default: str | None = None) -> str:
         value = self.table.get(key, default)
         if not isinstance(value, str) or (default is None and not value):
-            raise ConfigError(f"{self.where}: `{key}` must be a non-empty string, got {value!r:.80}.")
+            raise ConfigError(f"{self.where}: `{key}` must be a non-empty string, got {cut_end(repr(value), 80)}.")
         return value
 
     def optional_string(self, key: str) -> str | None:
@@ -134,7 +135,9 @@ class _Getter:
     def strings(self, key: str) -> list[str]:
         value = self.table.get(key)
         if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
-            raise ConfigError(f"{self.where}: `{key}` must be a non-empty array of strings, got {value!r:.80}.")
+            raise ConfigError(
+                f"{self.where}: `{key}` must be a non-empty array of strings, got {cut_end(repr(value), 80)}."
+            )
         return value
 
     def approval(self) -> tuple[str, ...]:
@@ -143,12 +146,13 @@ class _Getter:
             return ("*",) if value else ()
         if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
             raise ConfigError(
-                f"{self.where}: `approval` must be true, false or an array of tool name patterns, got {value!r:.80}."
+                f"{self.where}: `approval` must be true, false or an array of tool name patterns, "
+                f"got {cut_end(repr(value), 80)}."
             )
         return tuple(value)
 
     def string_table(self, key: str) -> dict[str, str]:
         value = self.table.get(key, {})
         if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
-            raise ConfigError(f"{self.where}: `{key}` must be a table of strings, got {value!r:.80}.")
+            raise ConfigError(f"{self.where}: `{key}` must be a table of strings, got {cut_end(repr(value), 80)}.")
         return dict(value)

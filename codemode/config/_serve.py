@@ -21,10 +21,13 @@ read a whole config without the `mcp` extra.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
+from codemode._cut import cut_end
 from codemode.config._read import expand_env
 from codemode.errors import ConfigError
 
@@ -82,12 +85,27 @@ class ApiKey:
         return cls(name=name, digest=hashlib.sha256(value.encode()).digest())
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) reaches only this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True, kw_only=True)
 class JwtIssuer:
-    """The issuer whose JWTs are accepted as bearer tokens."""
+    """The issuer whose JWTs are accepted as bearer tokens.
+
+    Raises:
+        ConfigError: `jwks` is a plain `http://` URL of a host other than this machine.
+    """
 
     jwks: str
-    """Where its signing keys are: a URL (`https://...`, fetched and cached) or a JWKS file."""
+    """Where its signing keys are: an `https://` URL (fetched and cached) or a JWKS file; `http://` only on
+    loopback (`127.0.0.1`, `::1`, `localhost`)."""
     issuer: str
     """The `iss` a token must have."""
     audience: str
@@ -96,6 +114,16 @@ class JwtIssuer:
     """The signature algorithms accepted (never `none`, never a shared-secret HMAC)."""
     leeway: float = 30.0
     """Seconds of clock skew allowed on `exp` and `nbf`."""
+
+    def __post_init__(self) -> None:
+        # Whoever is on the path of a plain-http fetch could hand over their own keys and sign any token.
+        url = urlsplit(self.jwks)
+        if url.scheme.lower() == "http" and not is_loopback(url.hostname or ""):
+            raise ConfigError(
+                f"the JWKS URL {self.jwks!r} is plain http: anyone on the network path could replace the issuer's "
+                "keys and forge tokens. Use the issuer's `https://` URL (or a local JWKS file); plain http is "
+                "accepted only on this machine (127.0.0.1, ::1, localhost)."
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,7 +165,9 @@ def parse_serve(table: object, path: Path) -> ServeSettings:
         raise ConfigError(f"{where}: unknown keys {unknown}; `[serve]` takes {sorted(_KEYS)}.")
     keys = table.get("api_keys", {})
     if not isinstance(keys, dict) or not all(isinstance(value, str) for value in keys.values()):
-        raise ConfigError(f"{where}: `api_keys` must be a table of names to keys, got {keys!r:.40}.")
+        raise ConfigError(
+            f"{where}: `api_keys` must be a table of names to keys (strings); it may hold keys, so it is not shown."
+        )
     return ServeSettings(
         api_keys=tuple(ApiKey.parse(name, expand_env(value, where), where) for name, value in keys.items()),
         jwt=_jwt(table.get("jwt"), where),
@@ -175,35 +205,38 @@ def _jwt(table: object, where: str) -> JwtIssuer | None:
     jwks, issuer, audience = (_string(table, key, where) for key in ("jwks", "issuer", "audience"))
     leeway = table.get("leeway", 30.0)
     if isinstance(leeway, bool) or not isinstance(leeway, (int, float)) or leeway < 0:
-        raise ConfigError(f"{where}: `leeway` must be a number of seconds, got {leeway!r:.40}.")
+        raise ConfigError(f"{where}: `leeway` must be a number of seconds, got {cut_end(repr(leeway), 80)}.")
     algorithms = _strings(table, "algorithms", where) or JwtIssuer.algorithms
     if jwks is None or issuer is None or audience is None:  # required just above; for the type checker
         raise ConfigError(f"{where}: `jwks`, `issuer` and `audience` are required.")
-    return JwtIssuer(
-        jwks=expand_env(jwks, where),
-        issuer=expand_env(issuer, where),
-        audience=expand_env(audience, where),
-        algorithms=algorithms,
-        leeway=float(leeway),
-    )
+    try:
+        return JwtIssuer(
+            jwks=expand_env(jwks, where),
+            issuer=expand_env(issuer, where),
+            audience=expand_env(audience, where),
+            algorithms=algorithms,
+            leeway=float(leeway),
+        )
+    except ConfigError as error:
+        raise ConfigError(f"{where}: {error}") from None
 
 
 def _string(table: dict[str, Any], key: str, where: str) -> str | None:
     value = table.get(key)
     if value is not None and (not isinstance(value, str) or not value):
-        raise ConfigError(f"{where}: `{key}` must be a non-empty string, got {value!r:.80}.")
+        raise ConfigError(f"{where}: `{key}` must be a non-empty string, got {cut_end(repr(value), 80)}.")
     return value
 
 
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        raise ConfigError(f"{where}: `{key}` must be an array of non-empty strings, got {value!r:.80}.")
+        raise ConfigError(f"{where}: `{key}` must be an array of non-empty strings, got {cut_end(repr(value), 80)}.")
     return tuple(value)
 
 
 def _count(table: dict[str, Any], key: str, where: str) -> int | None:
     value = table.get(key)
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ConfigError(f"{where}: `{key}` must be a whole number of at least 1, got {value!r:.40}.")
+        raise ConfigError(f"{where}: `{key}` must be a whole number of at least 1, got {cut_end(repr(value), 80)}.")
     return value

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import logging
 import socket
 import time
@@ -28,6 +27,7 @@ from urllib.parse import urlparse
 import anyio
 from pydantic import AnyHttpUrl
 
+from codemode.config._serve import is_loopback
 from codemode.errors import ConfigError
 from codemode.mcp._sdk import (
     AccessToken,
@@ -55,16 +55,6 @@ LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 REFETCH_EVERY: Final = 60.0
 """Seconds between fetches of the issuer's JWKS forced by a token that names a key the cached set lacks."""
 _WILDCARDS: Final = ("0.0.0.0", "::", "")  # noqa: S104  # names of the wildcard address, to recognise it
-
-
-def is_loopback(host: str) -> bool:
-    """Whether listening on `host` reaches only this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_exposure(host: str, settings: ServeSettings, *, allow_unauthenticated: bool) -> None:
@@ -261,7 +251,7 @@ class _Jwks:
         self._client: jwt.PyJWKClient | None = None
         self._set: jwt.PyJWKSet | None = None
         self._refetched = -REFETCH_EVERY
-        if where.startswith(("http://", "https://")):
+        if urlparse(where).scheme.lower() in ("http", "https"):
             self._client = jwt.PyJWKClient(where, cache_jwk_set=True, lifespan=300, timeout=5)
         else:
             try:

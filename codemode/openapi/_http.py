@@ -21,6 +21,7 @@ from urllib.parse import quote
 import anyio
 import httpx2
 
+from codemode._cut import cut_end, one_line
 from codemode.openapi._security import Redactor, add_cookie, apply, chosen
 from codemode.run._runtime import MAY_HAVE_ACTED, CutOffError, tool_error
 
@@ -173,7 +174,7 @@ class HttpApi:
             wait = _retry_after(response, attempts - 1)
             over = f", more than the {self.max_retry_wait:g} s the host waits" if wait > self.max_retry_wait else ""
             retry = f" (sent {sent}" + (f"; the API asks to retry after {after!r} s{over})" if after else ")")
-        detail = f": {_bounded(message, _MAX_ERROR_CHARS)}" if message else ""
+        detail = f": {one_line(message, _MAX_ERROR_CHARS)}" if message else ""
         return self.redactor.text(f"`{operation.method} {operation.path}` failed with {status}{retry}{detail}")
 
 
@@ -357,7 +358,8 @@ def _decode(response: httpx2.Response, body: bytes) -> str:
     return body.decode(response.charset_encoding or "utf-8", errors="replace")
 
 
-def _bounded(text: str, limit: int, *, over: bool = False) -> str:
-    if len(text) <= limit and not over:
-        return text
-    return f"{text[:limit]}\n[... truncated: the response is longer than {limit:,} characters]"
+def _bounded(text: str, limit: int, *, over: bool) -> str:
+    if not over:
+        return cut_end(text, limit)
+    # The body was read only up to `max_response`: the count is of what was read, and the rest is more.
+    return cut_end(text, min(limit, len(text) - 1), "characters or more")

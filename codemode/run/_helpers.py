@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from codemode._naming import close_matches, too_long
 from codemode.errors import tool_error
+from codemode.schema.stubs import first_sentence
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -108,20 +109,11 @@ def list_page(tools: Iterable[Tool], *, prefix: JsonValue, page: JsonValue, page
     pages = max(1, -(-len(matching) // page_size))
     shown = matching[(page - 1) * page_size : page * page_size]
     return {
-        "tools": [{"name": tool.alias, "description": one_line(tool.description)} for tool in shown],
+        "tools": [{"name": tool.alias, "description": first_sentence(tool.description)} for tool in shown],
         "page": page,
         "pages": pages,
         "total": len(matching),
     }
-
-
-def one_line(description: str, limit: int = 200) -> str:
-    """The first sentence of a description, on one line, at most `limit` characters."""
-    text = " ".join(description.split())
-    end = text.find(". ")
-    if 0 < end < limit:
-        return text[: end + 1]
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def weak_matches(query: str, tools: Sequence[Tool], k: int) -> list[Tool]:

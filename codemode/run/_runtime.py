@@ -22,10 +22,10 @@ from codemode._naming import portable_alias, too_long
 from codemode._results import ResultTooLargeError, to_json
 from codemode.errors import ERROR_NAME, ToolError
 from codemode.errors import tool_error as tool_error  # noqa: PLC0414  # re-exported: OpenAPI sources import it here
-from codemode.run._helpers import HELPERS, PAGE_SIZE, bind, list_page, one_line, weak_matches
+from codemode.run._helpers import HELPERS, PAGE_SIZE, bind, list_page, weak_matches
 from codemode.schema._argument_errors import call_message, given_text, named_arguments, validation_details
 from codemode.schema._validator import CheckedSchema, checked_schema, report_problem
-from codemode.schema.stubs import parameter_names, render_line, render_signature, render_stub
+from codemode.schema.stubs import first_sentence, parameter_names, render_line, render_signature, render_stub
 from codemode.search import merge_rankings
 from sandbox import FunctionError, JsonText, Namespace
 
@@ -240,7 +240,7 @@ class ToolRuntime:
         return [
             {
                 "name": tool.alias,
-                "description": one_line(tool.description),
+                "description": first_sentence(tool.description),
                 "signature": render_signature(tool),
                 **({"match": "weak"} if weak else {}),
             }

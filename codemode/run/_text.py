@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
+from codemode._cut import one_line
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -26,8 +28,12 @@ _EDGE: Final = 3
 """Completed calls shown at each end of a long run."""
 _MAX_NAMED: Final = 50
 """Failed calls, and calls in flight, named in full before the rest are only counted."""
-_MAX_ARGUMENT: Final = 40
-_MAX_ARGUMENTS: Final = 100
+_MAX_ARGUMENT: Final = 60
+"""Characters of one argument's JSON in a call's summary, the cut marker included."""
+_MAX_ARGUMENTS: Final = 160
+"""Characters of all of a call's arguments in its summary, the cut marker included."""
+_MAX_ERROR: Final = 120
+"""Characters of a failed call's error in its line, the cut marker included."""
 
 
 def readable(text: str) -> str:
@@ -100,24 +106,14 @@ def _middle(middle: Sequence[ToolCall]) -> list[str]:
 
 
 def _done_line(call: ToolCall) -> str:
-    error = f": {_cut(call.error, 80)}" if call.error else ""
+    error = f": {one_line(call.error, _MAX_ERROR)}" if call.error else ""
     return f"  {'ok    ' if call.ok else 'failed'} {summary(call)}{error}"
 
 
 def summary(call: ToolCall) -> str:
     """`name(a="x", b=2)`, each value and the whole cut short."""
-    items = [f"{key}={_short(value)}" for key, value in call.arguments.items()]
-    text = ", ".join(items)
-    if len(text) > _MAX_ARGUMENTS:
-        text = text[: _MAX_ARGUMENTS - 3] + "..."
-    return f"{call.name}({text})"
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _short(value: JsonValue) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= _MAX_ARGUMENT else text[: _MAX_ARGUMENT - 3] + "..."
+    items = [
+        f"{key}={one_line(json.dumps(value, ensure_ascii=False), _MAX_ARGUMENT)}"
+        for key, value in call.arguments.items()
+    ]
+    return f"{call.name}({one_line(', '.join(items), _MAX_ARGUMENTS)})"

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from codemode._cut import one_line
 from codemode._naming import close_matches
 from codemode.schema._jsonschema import accepts_null
 from codemode.schema.stubs import render_signature
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
     from codemode.tools import Tool
     from sandbox import JsonObject, JsonValue
+
+_MAX_GIVEN: Final = 100
+"""Characters of a value the model sent shown in an error about it; a longer one is cut with the marker."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,5 +104,4 @@ def missing_argument(name: str) -> str:
 
 def given_text(value: object) -> str:
     """A value as the model wrote it (JSON), cut short."""
-    given = json.dumps(value, ensure_ascii=False, default=str)
-    return given if len(given) <= 80 else given[:77] + "..."
+    return one_line(json.dumps(value, ensure_ascii=False, default=str), _MAX_GIVEN)

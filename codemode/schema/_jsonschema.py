@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from codemode._cut import cut_end
+
 if TYPE_CHECKING:
     from sandbox import JsonObject, JsonValue
 
 _MAX_MERGE_DEPTH: Final = 8
 """How deep `allOf` members that are themselves `allOf` (through `$ref`) are merged before giving up."""
+_MAX_PATTERN: Final = 80
+"""Characters of a `pattern` shown in a field's notes; a longer one is cut with the marker."""
 _UNION_KEYS: Final = ("anyOf", "oneOf")
 _NULLABLE_KEYS: Final = ("nullable", "enum", "anyOf", "oneOf")
 
@@ -222,7 +226,7 @@ def constraint_notes(schema: JsonObject) -> list[str]:
         notes.append(f"format: {fmt}")
     notes.extend(f"{text} {bound}" for text, bound in bounds(schema))
     if isinstance(pattern := schema.get("pattern"), str):
-        notes.append(f"pattern: {pattern if len(pattern) <= 80 else pattern[:77] + '...'}")
+        notes.append(f"pattern: {cut_end(pattern, _MAX_PATTERN)}")
     return notes
 
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from codemode._cut import one_line
 from codemode._naming import is_python_name
 from codemode.schema._defkeys import DefinitionKeys, RefKey
 from codemode.schema._jsonschema import (
@@ -205,7 +206,7 @@ class TypeRenderer:
             if sub is not False
         ]
         description = schema.get("description")
-        doc = one_line(description, _FIELD_DOC_CHARS) if isinstance(description, str) else ""
+        doc = visible_line(description, _FIELD_DOC_CHARS) if isinstance(description, str) else ""
         self.classes.append(TypedDictDef(name=name, fields=tuple(fields), doc=doc))
         return name
 
@@ -292,21 +293,20 @@ def literal(values: list[JsonValue]) -> str | None:
 def field_doc(schema: JsonObject) -> str:
     """One line describing a TypedDict key: description, then constraint notes and default in parentheses."""
     description = schema.get("description")
-    text = one_line(description, _FIELD_DOC_CHARS) if isinstance(description, str) else ""
+    text = visible_line(description, _FIELD_DOC_CHARS) if isinstance(description, str) else ""
     notes = constraint_notes(schema)
     values = enum_values(schema)
     if values is not None and literal(values) is None:
         notes.append("one of: " + ", ".join(py_literal(value) for value in values[:20]))
     if "default" in schema:
         notes.append(f"default: {py_literal(schema['default'])}")
-    note = one_line("; ".join(notes), _FIELD_DOC_CHARS)
+    note = visible_line("; ".join(notes), _FIELD_DOC_CHARS)
     return f"{text} ({note})".strip() if note else text
 
 
-def one_line(text: str, limit: int) -> str:
-    """Collapse whitespace, make non-printables visible, and cut at `limit` characters with `...`."""
-    flat = printable(" ".join(text.split()))
-    return flat if len(flat) <= limit else flat[: limit - 3].rstrip() + "..."
+def visible_line(text: str, limit: int) -> str:
+    """`text` as one line of a stub: `one_line`, then non-printables made visible (their escapes may add a little)."""
+    return printable(one_line(text, limit))
 
 
 def printable(text: str) -> str:

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from codemode._cut import cut_end
 from codemode._naming import is_python_name
 from codemode.schema._jsonschema import as_schema, constraint_notes, enum_values, normalize, resolve_ref, schema_types
 from codemode.schema._typeexpr import (
@@ -25,11 +26,11 @@ from codemode.schema._typeexpr import (
     TypeRenderer,
     camel,
     literal,
-    one_line,
     printable,
     py_literal,
     py_str,
     union,
+    visible_line,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ _MAX_PARAM_DESCRIPTION: Final = 400
 _MAX_DEFAULT_SOURCE: Final = 60
 """Longer defaults render as `= ...` in the signature and in full (trimmed) in the `Args:` entry."""
 _MAX_ONE_LINE_DEF: Final = 100
-_TRUNCATED: Final = " [... truncated]"
 _MAX_SENTENCE: Final = 200
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])")
 """Where a first sentence ends: a full stop, then a space and what starts a sentence (not `e.g. the`)."""
@@ -118,11 +118,11 @@ def render_line(tool: Tool) -> str:
 
 
 def first_sentence(text: str) -> str:
-    """The first sentence of `text` on one line (at most `_MAX_SENTENCE` characters, cut with `...`)."""
+    """The first sentence of `text` on one line, at most `_MAX_SENTENCE` characters (cut with the marker)."""
     flat = " ".join(text.split())
     end = _SENTENCE_END.search(flat)
     sentence = flat[: end.start()] if end else flat
-    return sentence if len(sentence) <= _MAX_SENTENCE else sentence[: _MAX_SENTENCE - 3].rstrip() + "..."
+    return cut_end(sentence, _MAX_SENTENCE)
 
 
 def render_signature(tool: Tool) -> str:
@@ -191,7 +191,7 @@ def _build(tool: Tool) -> _Parts:
     params.sort(key=lambda param: param.default is not None)  # stable: required first, schema order within each
     returns = "Any" if tool.returns is None else renderer.type_of(tool.returns, tool.returns, ("Result",))
     unexpressed = {key: schema[key] for key in _UNEXPRESSED if key in schema}
-    note = one_line(json.dumps(unexpressed, ensure_ascii=False, separators=(",", ":")), 500) if unexpressed else ""
+    note = visible_line(json.dumps(unexpressed, ensure_ascii=False, separators=(",", ":")), 500) if unexpressed else ""
     return _Parts(
         params=tuple(params),
         kwargs=_kwargs_type(schema, bool(params) or not note, renderer, root),
@@ -218,13 +218,13 @@ def _param(
     notes = constraint_notes(schema)
     values = enum_values(schema)
     if values is not None and literal(values) is None:
-        notes.append("one of: " + one_line(", ".join(py_literal(value) for value in values), 300))
+        notes.append("one of: " + visible_line(", ".join(py_literal(value) for value in values), 300))
     default: str | None = None
     if not required:
         default, expr, note = _default(schema, expr)
         notes.extend(note)
     elif "default" in schema:
-        notes.append(f"default: {one_line(py_literal(schema['default']), 200)}")
+        notes.append(f"default: {visible_line(py_literal(schema['default']), 200)}")
     if name != original:
         notes.append(f"original name: {py_str(original)}")
     description = schema.get("description")
@@ -240,10 +240,10 @@ def _default(schema: JsonObject, expr: str) -> tuple[str, str, list[str]]:
     value = _coerce(schema["default"], schema_types(schema))
     source = py_literal(value)
     if not _matches(value, schema_types(schema)):
-        return "None", union([expr, "None"]), [f"default: {one_line(source, 200)}"]
+        return "None", union([expr, "None"]), [f"default: {visible_line(source, 200)}"]
     expr = union([expr, "None"]) if value is None else expr
     if len(source) > _MAX_DEFAULT_SOURCE:
-        return "...", expr, [f"default: {one_line(source, 200)}"]
+        return "...", expr, [f"default: {visible_line(source, 200)}"]
     return source, expr, []
 
 
@@ -322,11 +322,7 @@ def _clean(text: str, limit: int) -> str:
     """Normalise newlines and indentation, drop blank-line runs, and cut at `limit` characters with a marker."""
     text = inspect.cleandoc(text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(4))
     text = re.sub(r"\n\s*\n\s*\n+", "\n\n", "\n".join(line.rstrip() for line in text.split("\n")))
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit * 0.8 else cut).rstrip() + _TRUNCATED
+    return cut_end(text, limit)
 
 
 def _docstring_source(text: str, indent: str) -> str:

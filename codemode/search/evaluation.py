@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from codemode._cut import cut_end
 from codemode.search._bm25 import SearchIndex
 from codemode.tools import Tool
 
@@ -94,7 +95,7 @@ def load_tools(path: Path) -> list[Tool]:
     for row in _read_jsonl(path):
         name = row.get("name")
         if not isinstance(name, str) or not name:
-            raise ValueError(f"{path}: every tool needs a string 'name', got {row!r:.80}")
+            raise ValueError(f"{path}: every tool needs a string 'name', got {cut_end(repr(row), 80)}")
         description = row.get("description")
         parameters = row.get("parameters")
         tools.append(
@@ -117,7 +118,7 @@ def load_queries(path: Path) -> list[LabelledQuery]:
     for row in _read_jsonl(path):
         query, relevant = row.get("query"), row.get("relevant")
         if not isinstance(query, str) or not isinstance(relevant, list):
-            message = f"{path}: every query needs 'query' (string) and 'relevant' (list), got {row!r:.80}"
+            message = f"{path}: every query needs 'query' (string) and 'relevant' (list), got {cut_end(repr(row), 80)}"
             raise ValueError(message)  # noqa: TRY004 - bad data in a file, reported with the loaders' ValueError
         queries.append(LabelledQuery(query=query, relevant=frozenset(str(name) for name in relevant)))
     return queries

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, final
 
+from sandbox.limits import cut_end
+
 if TYPE_CHECKING:
     from sandbox.jsonvalue import JsonValue
 
@@ -57,7 +59,7 @@ class JsonText:
             return json.loads(self._text)  # type: ignore[no-any-return]  # a JSON text decodes to JSON data
 
     def __repr__(self) -> str:
-        shown = self._text if len(self._text) <= 60 else self._text[:57] + "..."
+        shown = cut_end(self._text, 80)
         return f"JsonText({shown})"
 
 

@@ -100,7 +100,7 @@ Traceback (most recent call last):
     1 / 0
 ZeroDivisionError: division by zero (line 6)
 Tool calls before the run stopped: 2 completed (1 ok, 1 failed):
-  ok     send_email(to="ann@example.com", subject="Invoice", body="Dear Ann, xxxxxxxxxxxxxxxxxxxxxxxxxx...)
+  ok     send_email(to="ann@example.com", subject="Invoice", body="Dear Ann, xxxxxxxxxxxxxxxxxxxx [... 181 characters cut ...])
   failed get_order(order_id="missing"): no order 'missing'\
 """)
 

@@ -127,6 +127,31 @@ async def test_search_returns_name_description_and_signature_best_first() -> Non
     )
 
 
+async def test_search_and_list_give_a_tools_first_sentence_cut_with_the_marker() -> None:
+    """`e.g. dollars` does not end a sentence; a first sentence past 200 characters ends with the cut marker."""
+    catalog = Catalog()
+    empty = {"type": "object", "properties": {}}
+    catalog.add(
+        name="convert", description="Convert currency, e.g. dollars to euros. Rates are daily.", parameters=empty
+    )
+    catalog.add(name="convert_all", description="Convert " + "money " * 40 + "now. Then more.", parameters=empty)
+    search = 'return [t["description"] for t in await tools.search("convert")]'
+    listing = 'return [t["description"] for t in (await tools.list("convert"))["tools"]]'
+
+    found, listed = await returned(search, catalog), await returned(listing, catalog)
+
+    assert (
+        found
+        == listed
+        == [
+            "Convert currency, e.g. dollars to euros.",
+            snapshot(
+                "Convert money money money money money money money money money money money money money money money money money money money money money money money money money money money [... 83 characters cut ...]"
+            ),
+        ]
+    )
+
+
 async def test_search_honours_max_results_and_refuses_bad_arguments() -> None:
     """`max_results` caps the list; an empty query or a bad count is a ToolError saying what to pass."""
     assert await returned('return len(await tools.search("weather", max_results=1))') == 1

@@ -604,7 +604,7 @@ def test_long_descriptions_are_trimmed_with_a_marker() -> None:
     stub = render_stub(tool, max_description=60)
     assert stub == snapshot('''\
 async def get_weather() -> Any:
-    """word word word word word word word word word word word word [... truncated]"""
+    """word word word word word [... 1,475 characters cut ...]"""
     ...
 ''')
 

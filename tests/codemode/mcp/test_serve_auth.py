@@ -514,6 +514,10 @@ def test_the_serve_table_keeps_api_keys_only_as_digests(tmp_path: Path, monkeypa
         pytest.param('api_keys = { "two words" = "0123456789abcdef0" }', id="a name with a space"),
         pytest.param('api_keys = { bad = "sha256:xyz" }', id="a malformed digest"),
         pytest.param('jwt = { jwks = "k.json" }', id="a JWT table without issuer and audience"),
+        pytest.param(
+            f'jwt = {{ jwks = "http://auth.example.test/jwks.json", issuer = "{ISSUER}", audience = "{AUDIENCE}" }}',
+            id="a JWKS URL over plain http",
+        ),
         pytest.param("max_runs_in_flight = 0", id="a limit of zero"),
         pytest.param("port = 1", id="an unknown key"),
     ],
@@ -524,6 +528,48 @@ def test_a_bad_serve_table_is_a_config_error(tmp_path: Path, table: str) -> None
     path.write_text(f"[serve]\n{table}\n", encoding="utf-8")
     with pytest.raises(ConfigError):
         load_config(path)
+
+
+def test_a_malformed_api_keys_table_is_refused_without_showing_the_keys(tmp_path: Path) -> None:
+    """`api_keys` written as an array of keys is an error that does not repeat them."""
+    path = tmp_path / "codemode.toml"
+    path.write_text(f'[serve]\napi_keys = ["{ALICE_KEY}"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert ALICE_KEY[:8] not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("jwks", "accepted"),
+    [
+        ("https://auth.example.test/jwks.json", True),
+        ("jwks.json", True),
+        ("http://127.0.0.1:8080/jwks.json", True),
+        ("http://[::1]:8080/jwks.json", True),
+        ("http://localhost/jwks.json", True),
+        ("http://auth.example.test/jwks.json", False),
+        ("HTTP://Auth.Example.Test/jwks.json", False),
+        ("http://10.0.0.7/jwks.json", False),
+        ("http://127.0.0.1.example.test/jwks.json", False),
+    ],
+)
+def test_a_jwks_url_over_plain_http_is_refused_unless_it_is_on_this_machine(jwks: str, accepted: bool) -> None:
+    """`https://` URLs and files are accepted; `http://` only on a loopback host, where no network is crossed."""
+    if accepted:
+        assert JwtIssuer(jwks=jwks, issuer=ISSUER, audience=AUDIENCE).jwks == jwks
+    else:
+        with pytest.raises(ConfigError):
+            JwtIssuer(jwks=jwks, issuer=ISSUER, audience=AUDIENCE)
+
+
+def test_the_serve_command_refuses_a_jwks_url_over_plain_http(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`codemode serve --jwks http://...` exits with 2 before serving and points at the `https://` URL."""
+    jwt_options = ["--jwks", "http://auth.example.test/jwks.json", "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE]
+    code = cli(["serve", "--config", str(python_config(tmp_path)), "--transport", "http", *jwt_options])
+    assert code == 2
+    assert "`https://`" in capsys.readouterr().err
 
 
 def test_api_keys_from_the_environment_are_name_key_pairs() -> None:

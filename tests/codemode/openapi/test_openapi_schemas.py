@@ -247,11 +247,11 @@ async def test_text_comes_back_bounded_and_binary_as_a_short_note(echo: Echo) ->
         result = await cm.execute(code, cm.new_state())
     assert result.run.value == snapshot(
         [
-            20063,
+            19999,
             """\
-
-line o
-[... truncated: the response is longer than 20,000 characters]\
+line of text
+line of text
+line of text [... 45,033 characters cut ...]\
 """,
             "[image/png response of 1,008 bytes, not shown]",
         ]
