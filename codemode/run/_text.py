@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from codemode.events import ToolCall
-    from sandbox import JsonValue
 
 _EDGE: Final = 3
 """Completed calls shown at each end of a long run."""
