@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sandbox import Limits, Sandbox  # noqa: E402
-from sandbox.host.template import TEMPLATE as WORKER  # noqa: E402
+from sandbox._host.template import TEMPLATE as WORKER  # noqa: E402
 
 SYSCALLS = 200_000
 
@@ -53,7 +53,7 @@ started = time.perf_counter()
 if which == "seccompy":
     import seccompy
     out["import_ms"] = (time.perf_counter() - started) * 1e3
-    from sandbox.worker.confine.seccomp import build
+    from sandbox._worker.confine.seccomp import build
     started = time.perf_counter()
     f = build()
     out["build_ms"] = (time.perf_counter() - started) * 1e3
@@ -64,7 +64,7 @@ if which == "seccompy":
 elif which == "pyseccomp":
     import errno, pyseccomp
     out["import_ms"] = (time.perf_counter() - started) * 1e3
-    from sandbox.worker.confine.seccomp import ALLOWED, _SELF_ONLY
+    from sandbox._worker.confine.seccomp import ALLOWED, _SELF_ONLY
     started = time.perf_counter()
     f = pyseccomp.SyscallFilter(pyseccomp.ERRNO(errno.EPERM))
     for name in ALLOWED:
@@ -120,12 +120,12 @@ LIBRARIES = {
 UNCONFINED = (
     "-c",
     (
-        "import sandbox.worker.confine.apply as c\n"
-        "from sandbox.shared.confinement import LAYERS\n"
+        "import sandbox._worker.confine.apply as c\n"
+        "from sandbox._shared.confinement import LAYERS\n"
         "c.enclose = lambda config, keep: dict.fromkeys(LAYERS, 'off for the benchmark')\n"
         "c.enclose_child = lambda keep, missing: None\n"
         "c.seal_template = c.seal_child = lambda missing: None\n"
-        "from sandbox.worker.main import main\n"
+        "from sandbox._worker.main import main\n"
         "main()\n"
     ),
 )

@@ -1,6 +1,6 @@
 """The floor under a process-mode host call: bare JSON round trips over two pipes, with no sandbox in them.
 
-A child process plays the worker: it writes a call frame (a 4-byte length, then JSON, as `sandbox.shared.frames`)
+A child process plays the worker: it writes a call frame (a 4-byte length, then JSON, as `sandbox._shared.frames`)
 and waits for the reply, `--calls` times in a row, like 100 sequential host calls. The parent plays the host and
 answers each call at once. Ways to wait, each side:
 - host `asyncio`: one `loop.add_reader` callback for the whole exchange (what `Sandbox` does); host `blocking`:

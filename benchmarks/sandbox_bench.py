@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import Limits, Sandbox
-from sandbox.compiler import compile as sandbox_compile
+from sandbox._compiler import compile as sandbox_compile
 
 Runner = Callable[[], Any]  # sync, or returning an awaitable; returns the script's value
 SLOW_MS = 50.0
@@ -345,9 +345,9 @@ async def bench_compile(report: Report, args: argparse.Namespace) -> None:
         plain_rp = await measure(lambda: compile_restricted(source, "<rp>", "exec"), args)
     cpython = await measure(lambda: compile(source, "<cpython>", "exec", dont_inherit=True), args)
     report.extras += [
-        ("20-line script: our policy compile, cold (`sandbox.compiler.compile._compile_uncached`)", cell(cold)),
+        ("20-line script: our policy compile, cold (`sandbox._compiler.compile._compile_uncached`)", cell(cold)),
         (
-            "20-line script: our compile, cached (`sandbox.compiler.compile.compile_code`, sha256 + lookup)",
+            "20-line script: our compile, cached (`sandbox._compiler.compile.compile_code`, sha256 + lookup)",
             cell(cached),
         ),
         ("20-line script: RestrictedPython `compile_restricted`, default policy", cell(plain_rp)),

@@ -27,8 +27,8 @@ from typing import Any
 from codemode import Catalog, CodeMode
 from codemode._results import to_json
 from sandbox import JsonText
+from sandbox._shared.frames import encode, encode_with_text
 from sandbox.jsonvalue import check_json
-from sandbox.shared.frames import encode, encode_with_text
 
 CODE = "r = await tools.rows(size=size)\nreturn len(r)"
 SIZES = {"empty": 0, "4 KB": 1, "200 KB": 3950}

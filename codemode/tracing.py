@@ -41,7 +41,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError('Install the `otel` extra for tracing: pip install "codemode[otel]"') from error
 
-from codemode._cut import cut_end
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -147,6 +147,20 @@ def cut_end(text: str, limit: int, what: str = "characters") -> str:
     return f"{head} {marker}" if head else marker
 
 
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line of at most `limit` characters: each run of white space one space, and if longer, cut.
+
+    Example:
+        ```python
+        from sandbox.limits import one_line
+
+        assert one_line("Send  an email.", 80) == "Send an email."
+        assert one_line("word " * 40, 60) == "word word word word word word [... 170 characters cut ...]"
+        ```
+    """
+    return cut_end(" ".join(text.split()), limit)
+
+
 def around_cut(head: str, count: int, tail: str) -> str:
     """`head`, the marker of `count` characters cut on a line of its own, then `tail`."""
     before = "" if not head or head.endswith("\n") else "\n"

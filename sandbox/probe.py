@@ -30,20 +30,20 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from sandbox._host.distrust import KILL_GRACE
+from sandbox._host.template import Template
+from sandbox._shared.confinement import Confinement
+from sandbox._shared.frames import ProtocolError
 from sandbox.errors import SandboxError
-from sandbox.host.distrust import KILL_GRACE
-from sandbox.host.template import Template
 from sandbox.limits import Limits
-from sandbox.shared.confinement import Confinement
-from sandbox.shared.frames import ProtocolError
 
 if TYPE_CHECKING:
-    from sandbox.host.process import RunProcess
+    from sandbox._host.process import RunProcess
 
 _DIED = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, ProtocolError, OSError)
 
 
-PROBE_WORKER = ("-m", "sandbox.worker.probe")
+PROBE_WORKER = ("-m", "sandbox._worker.probe")
 """How the interpreter is told to run the probe's template."""
 
 

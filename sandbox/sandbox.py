@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Final, Literal, Self
 
 import anyio
 
+from sandbox._host.dispatch import Dispatcher
+from sandbox._host.distrust import HELD_BYTES, HeldBytes
+from sandbox._host.template import Template
+from sandbox._runtime.runner import run_code
+from sandbox._shared.budgets import valid_name
+from sandbox._shared.confinement import Confinement, Layers
+from sandbox._shared.repeat import Repeat
 from sandbox.errors import SandboxClosedError, SandboxError
-from sandbox.host.dispatch import Dispatcher
-from sandbox.host.distrust import HELD_BYTES, HeldBytes
-from sandbox.host.template import Template
 from sandbox.jsonvalue import NotJsonError, check_json
 from sandbox.limits import Limits
-from sandbox.runtime.runner import run_code
-from sandbox.shared.budgets import valid_name
-from sandbox.shared.confinement import Confinement, Layers
-from sandbox.shared.repeat import Repeat
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

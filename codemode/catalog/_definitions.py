@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from codemode._cut import cut_end
 from codemode._naming import is_portable_alias, portable_alias
 from codemode.errors import CatalogError
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-from codemode._cut import cut_end
 from codemode._naming import portable_alias
 from codemode.catalog._definitions import check_alias, check_fields
 from codemode.errors import CatalogError
 from codemode.tools import Tool
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

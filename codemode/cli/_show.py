@@ -12,10 +12,10 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from codemode import ToolCall
-from codemode._cut import cut_marker
 from codemode.agent import AgentEvents
 from codemode.events import CallHeld, CallStarted
 from codemode.run._text import summary
+from sandbox.limits import cut_marker
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._cut import cut_end
 from codemode.config._sources import (
     JsonlSource,
     McpHttpSource,
@@ -21,6 +20,7 @@ from codemode.config._sources import (
     Source,
 )
 from codemode.errors import ConfigError
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from codemode._cut import cut_end
 from codemode.config._read import expand_env
 from codemode.errors import ConfigError
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -21,9 +21,9 @@ from urllib.parse import quote
 import anyio
 import httpx2
 
-from codemode._cut import cut_end, one_line
 from codemode.openapi._security import Redactor, add_cookie, apply, chosen
 from codemode.run._runtime import MAY_HAVE_ACTED, CutOffError, tool_error
+from sandbox.limits import cut_end, one_line
 
 if TYPE_CHECKING:
     import ssl

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-from codemode._cut import one_line
+from sandbox.limits import one_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

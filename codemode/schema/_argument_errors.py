@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode._cut import one_line
 from codemode._naming import close_matches
 from codemode.schema._jsonschema import accepts_null
 from codemode.schema.stubs import render_signature
+from sandbox.limits import one_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from codemode._cut import cut_end
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from sandbox import JsonObject, JsonValue

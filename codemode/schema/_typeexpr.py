@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from codemode._cut import one_line
 from codemode._naming import is_python_name
 from codemode.schema._defkeys import DefinitionKeys, RefKey
 from codemode.schema._jsonschema import (
@@ -30,6 +29,7 @@ from codemode.schema._jsonschema import (
     resolve_ref,
     schema_types,
 )
+from sandbox.limits import one_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from codemode._cut import cut_end
 from codemode._naming import is_python_name
 from codemode.schema._jsonschema import as_schema, constraint_notes, enum_values, normalize, resolve_ref, schema_types
 from codemode.schema._typeexpr import (
@@ -32,6 +31,7 @@ from codemode.schema._typeexpr import (
     union,
     visible_line,
 )
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from codemode.tools import Tool

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from codemode._cut import cut_end
 from codemode.search._bm25 import SearchIndex
 from codemode.tools import Tool
+from sandbox.limits import cut_end
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,10 +1,10 @@
 """From source text to a code object: size checks, the top-level wrapper, the policy, and a cache.
 
-The model's module body becomes the body of `async def _main_()`, so top-level `await` and `return` work and
-a final bare expression becomes the returned value. Names bound at top level are locals of `_main_`, so a
-`global x` inside a function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning. A run that
-keeps variables gets two more wrapper statements: the kept names bound first, and `locals()` handed back when
-the body ends, however it ends. Code sent inside a markdown fence runs as the code inside it (`sandbox.compiler.fence`).
+The model's module body becomes the body of `async def _main_()`, so top-level `await` and `return` work and a final
+bare expression becomes the returned value. Names bound at top level are locals of `_main_`, so a `global x` inside a
+function, for such an `x`, is rewritten to `nonlocal x` to keep CPython's meaning. A run that keeps variables gets two
+more wrapper statements: the kept names bound first, and `locals()` handed back when the body ends, however it ends.
+Code sent inside a markdown fence runs as the code inside it (`sandbox._compiler.fence`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, cast
 
-from sandbox.compiler.asyncio_run import await_top_level_runs
-from sandbox.compiler.fence import unfence
-from sandbox.compiler.policy import SandboxPolicy, gate_statements
+from sandbox._compiler.asyncio_run import await_top_level_runs
+from sandbox._compiler.fence import unfence
+from sandbox._compiler.policy import SandboxPolicy, gate_statements
 from sandbox.result import RunError
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class Compiled:
     """The names the code binds at top level, sorted."""
     names: frozenset[str] = frozenset()
     """Every name its code objects refer to (globals and attributes), and `__import__` if one imports: a run binds
-    only the guards and builtins it uses (`sandbox.runtime.namespace`)."""
+    only the guards and builtins it uses (`sandbox._runtime.namespace`)."""
 
 
 _Key = tuple[str, tuple[str, ...] | None] | tuple[int, str, tuple[str, ...] | None]

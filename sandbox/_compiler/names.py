@@ -1,9 +1,9 @@
 """The names of the compile policy, shared by its two halves and by the runtime guards.
 
 The dunders a class body may define, the dunders any object's may be read, the attributes hidden, and the words of a
-refusal (`sandbox/compiler/policy.py` refuses at compile time, `sandbox/runtime/guards.py` at run time, in the same
-words); with the two node builders every rewrite of the policy uses, the main one (`sandbox/compiler/policy.py`) and the
-`match` one (`sandbox/compiler/patterns.py`).
+refusal (`sandbox/_compiler/policy.py` refuses at compile time, `sandbox/_runtime/guards.py` at run time, in the same
+words); with the two node builders every rewrite of the policy uses, the main one (`sandbox/_compiler/policy.py`) and
+the `match` one (`sandbox/_compiler/patterns.py`).
 """
 
 from __future__ import annotations

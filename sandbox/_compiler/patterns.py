@@ -1,8 +1,8 @@
 """The compile policy's `match` statements: patterns allowed, their dotted names and class attributes guarded.
 
 A pattern's dotted names and class attributes are looked up in C; they are compiled to go through
-`_match_`/`_match_class_` (`sandbox/runtime/matching.py`), which use the guarded getattr. Apart from the rest of the
-policy (`sandbox.compiler.policy`, which builds on this class) because patterns are their own small language.
+`_match_`/`_match_class_` (`sandbox/_runtime/matching.py`), which use the guarded getattr. Apart from the rest of the
+policy (`sandbox._compiler.policy`, which builds on this class) because patterns are their own small language.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import cast
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from sandbox.compiler.names import FORBIDDEN_ATTRIBUTES, guard_call, located
+from sandbox._compiler.names import FORBIDDEN_ATTRIBUTES, guard_call, located
 
 
 class PatternPolicy(RestrictingNodeTransformer):

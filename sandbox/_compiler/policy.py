@@ -5,7 +5,7 @@ name with a leading underscore. This subclass allows them with guards, and adds 
 a tick for every loop iteration and function call, a gate before every statement (`gate_statements`), size
 guards on the operators that can create huge values from small ones (`*`, `**`, `<<`, `%`), guarded f-string
 format specs, and no jumps out of `finally`.
-Its `match` half is `sandbox.compiler.patterns`, and the names it reserves and hides are in `sandbox.compiler.names`.
+Its `match` half is `sandbox._compiler.patterns`, and the names it reserves and hides are in `sandbox._compiler.names`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import cast
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR
 
-from sandbox.compiler.names import (
+from sandbox._compiler.names import (
     ALLOWED_DUNDER_METHODS,
     FORBIDDEN_ATTRIBUTES,
     READABLE_DUNDERS,
@@ -24,7 +24,7 @@ from sandbox.compiler.names import (
     guard_call,
     located,
 )
-from sandbox.compiler.patterns import PatternPolicy
+from sandbox._compiler.patterns import PatternPolicy
 
 _FOLDABLE = frozenset({"_add_", "_mul_", "_mod_"})  # on two number literals these stay within the source's size
 _INPLACE_GUARDS: dict[type[ast.operator], str] = {

@@ -1,11 +1,11 @@
 """One run's conversation with its worker: the worker's calls answered until its `done`, and the result read.
 
-Apart from the run process (`sandbox.host.process`: handshake, run, kill) because it is what happens on the pipe
+Apart from the run process (`sandbox._host.process`: handshake, run, kill) because it is what happens on the pipe
 during one run, up to its deadline: every frame of one read taken in one go, a sync host function answered right
 there, a call that has to wait given to an answering task (in an anyio task group made only when the first is
 needed), and the replies that finish in one turn of the loop written together. A worker's frames are admitted
-against the run's limits (`sandbox.host.distrust`), and a call tagged with another run's id is refused; what each
-frame may hold is `sandbox.host.replies`'.
+against the run's limits (`sandbox._host.distrust`), and a call tagged with another run's id is refused; what each
+frame may hold is `sandbox._host.replies`'.
 """
 
 from __future__ import annotations
@@ -15,22 +15,22 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
-from sandbox.host.dispatch import Later
-from sandbox.host.distrust import CallsOverError
-from sandbox.host.pipe import MAX_UNREAD
-from sandbox.host.replies import done_result, failure_of, failure_reply, parse_call, value_reply
+from sandbox._host.dispatch import Later
+from sandbox._host.distrust import CallsOverError
+from sandbox._host.pipe import MAX_UNREAD
+from sandbox._host.replies import done_result, failure_of, failure_reply, parse_call, value_reply
+from sandbox._shared.frames import ProtocolError
+from sandbox._shared.hostcall import Call, HostFailure
 from sandbox.result import RunError, RunResult
-from sandbox.shared.frames import ProtocolError
-from sandbox.shared.hostcall import Call, HostFailure
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from anyio.abc import TaskGroup
 
-    from sandbox.host.dispatch import Dispatcher
-    from sandbox.host.distrust import Admission
-    from sandbox.host.pipe import FramePipe
+    from sandbox._host.dispatch import Dispatcher
+    from sandbox._host.distrust import Admission
+    from sandbox._host.pipe import FramePipe
 
 _Task = tuple["Callable[..., Coroutine[Any, Any, None]]", tuple[Any, ...]]
 """A task for the run's task group to start: a function and its arguments."""
@@ -44,7 +44,7 @@ class Conversation:
         self._dispatcher = dispatcher
         self._run_id = run_id
         self._admission = admission
-        """The run's count of calls, and how many the host holds (`sandbox.host.distrust`)."""
+        """The run's count of calls, and how many the host holds (`sandbox._host.distrust`)."""
         self.reply_failed = False
         """Whether a reply could not be written, or the worker's own cap did not hold: it is not reused."""
         self._outbox: list[bytes] = []

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
+from sandbox._host.jsontext import JsonText
+from sandbox._shared.hostcall import MAX_NAME, Call, HostFailure, long_name
+from sandbox._shared.slots import Slots
 from sandbox.errors import FunctionError
 from sandbox.functions import HostFunction, Namespace
-from sandbox.host.jsontext import JsonText
 from sandbox.jsonvalue import JsonValue, NotJsonError, check_json
 from sandbox.limits import calls_message
-from sandbox.shared.hostcall import MAX_NAME, Call, HostFailure, long_name
-from sandbox.shared.slots import Slots
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Coroutine, Mapping

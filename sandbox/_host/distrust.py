@@ -1,10 +1,10 @@
 """The host's checks on what a worker process sends: a worker is never taken on trust.
 
 Code that gets past the policy holds its worker and can write any frame. So the host checks a `done` frame's result
-against the run's limits with the same rules and words as the worker's own checks (`sandbox.runtime.runner` for the
-value, `sandbox.runtime.builtins` for printed output, `sandbox.runtime.variables` for kept variables), and admits `call`
-frames as they arrive: one past `Limits.calls` ends the run and the worker, and while many calls are outstanding the
-host stops reading the pipe, so what it holds for a worker stays bounded however fast the worker writes.
+against the run's limits with the same rules and words as the worker's own checks (`sandbox._runtime.runner` for the
+value, `sandbox._runtime.builtins` for printed output, `sandbox._runtime.variables` for kept variables), and admits
+`call` frames as they arrive: one past `Limits.calls` ends the run and the worker, and while many calls are outstanding
+the host stops reading the pipe, so what it holds for a worker stays bounded however fast the worker writes.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from sandbox._shared.budgets import keep_values, result_size_error, valid_name
+from sandbox._shared.frames import MAX_FRAME
+from sandbox._shared.hostcall import MAX_NAME
 from sandbox.jsonvalue import NotJsonError, check_json
 from sandbox.limits import MARKER_SLACK, calls_message, cut_middle
 from sandbox.result import RunError, RunResult
-from sandbox.shared.budgets import keep_values, result_size_error, valid_name
-from sandbox.shared.frames import MAX_FRAME
-from sandbox.shared.hostcall import MAX_NAME
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

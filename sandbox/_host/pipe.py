@@ -1,6 +1,6 @@
 """The host's ends of one worker's two pipes: frames read and written directly, never blocking the event loop.
 
-Apart from the run process (`sandbox.host.process`) and a run's conversation with it (`sandbox.host.conversation`)
+Apart from the run process (`sandbox._host.process`) and a run's conversation with it (`sandbox._host.conversation`)
 because it knows only bytes and frames: every frame of one read is parsed in one go, and what a full pipe cannot
 take yet waits, in order, for one drainer at a time.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 
+from sandbox._shared.frames import HEADER, decode, encode, frame_size
 from sandbox.jsonvalue import MAX_NODES
-from sandbox.shared.frames import HEADER, decode, encode, frame_size
 
 _READ_SIZE = 1 << 16
 MAX_VALUES = 2 * MAX_NODES + 1000

@@ -1,10 +1,10 @@
 """The host's handle on one run's process: its `ready` read, its run sent and served, its end.
 
-The template (`sandbox.host.template`) forks the process; the host holds its pipes and a pidfd, so killing it can
+The template (`sandbox._host.template`) forks the process; the host holds its pipes and a pidfd, so killing it can
 never reach a process that reused its pid. A run that overstays its wall clock, or a process that dies or breaks
 the protocol, is killed and reported as a result, and ends nothing but its run. The frames on its pipes are
-`sandbox.host.pipe`'s; what is said on them during the run (the calls answered, a call tagged with another run's id
-refused) is `sandbox.host.conversation`'s.
+`sandbox._host.pipe`'s; what is said on them during the run (the calls answered, a call tagged with another run's id
+refused) is `sandbox._host.conversation`'s.
 """
 
 from __future__ import annotations
@@ -18,23 +18,23 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from sandbox._host.conversation import Conversation
+from sandbox._host.distrust import KILL_GRACE, Admission, HeldBytes, checked_result
+from sandbox._host.pipe import FramePipe
+from sandbox._shared.confinement import Layers
+from sandbox._shared.frames import MAX_FRAME, FrameTooLargeError, ProtocolError, encode_with_text
 from sandbox.errors import SandboxError
-from sandbox.host.conversation import Conversation
-from sandbox.host.distrust import KILL_GRACE, Admission, HeldBytes, checked_result
-from sandbox.host.pipe import FramePipe
 from sandbox.limits import timeout_message
 from sandbox.result import RunError, RunResult
-from sandbox.shared.confinement import Layers
-from sandbox.shared.frames import MAX_FRAME, FrameTooLargeError, ProtocolError, encode_with_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox.host.dispatch import Dispatcher
+    from sandbox._host.dispatch import Dispatcher
+    from sandbox._shared.confinement import Confinement
+    from sandbox._shared.repeat import Repeat
     from sandbox.jsonvalue import JsonValue
     from sandbox.limits import Limits
-    from sandbox.shared.confinement import Confinement
-    from sandbox.shared.repeat import Repeat
 
 _START_TIMEOUT = 30.0
 

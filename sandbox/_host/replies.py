@@ -1,6 +1,6 @@
 """The frames of one run's conversation as values: a `call` frame checked, a reply encoded, a `done` frame read.
 
-Apart from the conversation (`sandbox.host.conversation`), which decides when each is read or written, because these
+Apart from the conversation (`sandbox._host.conversation`), which decides when each is read or written, because these
 are pure functions of one frame each: what a worker's frame may hold, and what a reply says and how long it may be.
 """
 
@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sandbox.host.jsontext import JsonText
+from sandbox._host.jsontext import JsonText
+from sandbox._shared.frames import MAX_FRAME, FrameTooLargeError, ProtocolError, encode, encode_with_text
+from sandbox._shared.hostcall import Call, HostFailure
+from sandbox.limits import cut_end
 from sandbox.result import ERROR_KINDS, RunResult
-from sandbox.shared.frames import MAX_FRAME, FrameTooLargeError, ProtocolError, encode, encode_with_text
-from sandbox.shared.hostcall import Call, HostFailure
 
 if TYPE_CHECKING:
-    from sandbox.host.dispatch import Reply
+    from sandbox._host.dispatch import Reply
 
 
 def parse_call(message: dict[str, Any]) -> tuple[int, Call]:
@@ -56,9 +57,7 @@ def value_reply(call_id: int, call: Call, value: Reply) -> bytes:
 
 def failure_reply(call_id: int, failure: HostFailure) -> bytes:
     """The `result` frame of a call's failure, its message cut to what always fits in a frame."""
-    message = failure.message
-    if len(message) > _MAX_FAILURE:
-        message = message[:_MAX_FAILURE] + f"... [{len(message) - _MAX_FAILURE:,} more characters]"
+    message = cut_end(failure.message, _MAX_FAILURE)
     return encode({"t": "result", "id": call_id, "ok": False, "type": failure.type_name[:200], "message": message})
 
 

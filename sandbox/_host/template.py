@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
+from sandbox._host.process import RunProcess
+from sandbox._shared.confinement import Layers
 from sandbox.errors import SandboxError
-from sandbox.host.process import RunProcess
-from sandbox.shared.confinement import Layers
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from anyio.abc import Process, TaskGroup
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-    from sandbox.shared.confinement import Confinement
+    from sandbox._shared.confinement import Confinement
 
 _ROOT = str(Path(__file__).resolve().parent.parent.parent)
-TEMPLATE = ("-m", "sandbox.worker.main")
+TEMPLATE = ("-m", "sandbox._worker.main")
 """How the interpreter is told to run the template."""
 SPARES = 2
 """Run processes forked ahead of the runs that will take them."""

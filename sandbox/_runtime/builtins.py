@@ -12,18 +12,18 @@ import collections
 import functools
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from sandbox._runtime.awaiting import anext_
+from sandbox._runtime.classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
+from sandbox._runtime.guards import rules_for
+from sandbox._runtime.signals import ForbiddenError, exit_run
+from sandbox._runtime.ticking import ticking_builtins
+from sandbox._runtime.ticks import Budget
 from sandbox.limits import around_cut, output_message
-from sandbox.runtime.awaiting import anext_
-from sandbox.runtime.classes import SIZE_GUARDS, SIZED, SafeType, sorted_for
-from sandbox.runtime.guards import rules_for
-from sandbox.runtime.signals import ForbiddenError, exit_run
-from sandbox.runtime.ticking import ticking_builtins
-from sandbox.runtime.ticks import Budget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.guards import Guards
 
 _PLAIN = """
 abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict divmod enumerate filter float
@@ -180,7 +180,7 @@ def shared_builtins(names: frozenset[str], max_size: int) -> dict[str, Any]:
     shared = {
         name: value for name, value in every.items() if (name in names or name in _IMPLICIT) and name not in TICKING
     }
-    shared[SIZE_GUARDS] = rules_for(max_size)  # what the sized constructors check against (`sandbox.runtime.classes`)
+    shared[SIZE_GUARDS] = rules_for(max_size)  # what the sized constructors check against (`sandbox._runtime.classes`)
     return shared
 
 

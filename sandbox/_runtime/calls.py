@@ -12,16 +12,16 @@ import asyncio
 import builtins
 from typing import TYPE_CHECKING, Any
 
+from sandbox._runtime.classes import make_class
+from sandbox._shared.hostcall import Bridge, Call, HostFailure, long_name
+from sandbox._shared.slots import Slots
 from sandbox.jsonvalue import JsonValue, NotJsonError, to_json
 from sandbox.limits import calls_message
-from sandbox.runtime.classes import make_class
-from sandbox.shared.hostcall import Bridge, Call, HostFailure, long_name
-from sandbox.shared.slots import Slots
 
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.guards import Guards
 
 
 class NotAwaitedError(TypeError):

@@ -18,16 +18,16 @@ import operator
 import sys
 from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
-from sandbox.compiler.compile import MAIN
-from sandbox.compiler.names import ALLOWED_DUNDER_METHODS
-from sandbox.runtime.comparing import check_comparisons
-from sandbox.runtime.signals import forbid
-from sandbox.runtime.sizes.text import plain
+from sandbox._compiler.compile import MAIN
+from sandbox._compiler.names import ALLOWED_DUNDER_METHODS
+from sandbox._runtime.comparing import check_comparisons
+from sandbox._runtime.signals import forbid
+from sandbox._runtime.sizes.text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from sandbox.runtime.sizes.operations import SizeGuards
+    from sandbox._runtime.sizes.operations import SizeGuards
 
 _MAIN_LOCALS: Final = f"{MAIN}.<locals>."
 MAIN_MODULE: Final = "__main__"
@@ -284,7 +284,7 @@ SIZED_COLLECTIONS: dict[type, type] = {
 
 SHOWN_TYPES: dict[type, type] = {}
 """Builtin iterator types (and the ticking ones named after them) -> the class `type(x)` answers for them
-(`sandbox.runtime.lazytypes` fills it: the run's `map` is a class of its own)."""
+(`sandbox._runtime.lazytypes` fills it: the run's `map` is a class of its own)."""
 
 
 def sorted_for(guards: SizeGuards) -> Callable[..., list[Any]]:

@@ -1,6 +1,6 @@
 """What a class of the code's may define to compare and hash: plain `def`s, and nothing on a metaclass.
 
-Apart from `sandbox.runtime.classes` because it is one rule with its own reason. The process keeps tables keyed by
+Apart from `sandbox._runtime.classes` because it is one rule with its own reason. The process keeps tables keyed by
 classes and strings (the ABC caches, copyreg's reductors, `re`'s and `urlsplit`'s caches, typing's), and looks
 its keys up with `__hash__` and `__eq__`, during a run and long after it. A metaclass of the code's with its own
 `__hash__`/`__eq__` made a class pose as `re.Pattern` or `int` there, and a lambda (or a decorator's object, or
@@ -13,8 +13,8 @@ import inspect
 import types
 from typing import Any, Final
 
-from sandbox.compiler.compile import FILENAME
-from sandbox.runtime.signals import forbid
+from sandbox._compiler.compile import FILENAME
+from sandbox._runtime.signals import forbid
 
 _COMPARISONS: Final = frozenset("__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__".split())
 """What the process-wide tables (the ABC caches, `re`'s, `lru_cache`s, copyreg's) call on their keys, later too."""

@@ -1,6 +1,6 @@
 """The deadline watcher: one daemon thread that stops the inline runs gone past their wall clock or their memory.
 
-A run's budget looks at its deadline only when a chunk of ticks runs out (`sandbox.runtime.ticks`), so a few hundred
+A run's budget looks at its deadline only when a chunk of ticks runs out (`sandbox._runtime.ticks`), so a few hundred
 ticks that each make a long C call (`max` of a big list) would run far past it, and a run ending before its next
 check would not be stopped at all. Every `_INTERVAL` seconds the watcher halts each run in progress that is past
 its deadline: the run stops at its next tick or statement (`_gate_`). It reads and halts only the runs' budgets,
@@ -10,7 +10,7 @@ With no run in progress for `_IDLE_TURNS` turns it sleeps until one starts. At e
 process's resident memory (`/proc/self/statm`) and halts, as `memory`, each run during which it grew more than
 the run's `Limits.memory`: inline runs share the host's memory, so the run stopped is the one whose limit was
 passed, whichever run allocated. What one C call allocates at once is not bounded inline. A run process needs
-none of this: its host kills it 1 s past its deadline (`sandbox.host.process`) and its rlimits bound its memory.
+none of this: its host kills it 1 s past its deadline (`sandbox._host.process`) and its rlimits bound its memory.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from sandbox.limits import memory_message, timeout_message
 
 if TYPE_CHECKING:
-    from sandbox.runtime.ticks import Budget
+    from sandbox._runtime.ticks import Budget
 
 _INTERVAL = 0.025
 """Seconds between two looks: how far past its deadline a run that ticks may go."""

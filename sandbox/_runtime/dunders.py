@@ -1,6 +1,6 @@
 """What reading a dunder the sandbox allows on any object gives: names, docstrings, `__class__`, a base `__init__`.
 
-Apart from the guards because it needs the sandbox's `type` (`sandbox.runtime.classes`): the guards import this module,
+Apart from the guards because it needs the sandbox's `type` (`sandbox._runtime.classes`): the guards import this module,
 never the other way (it asks them only whether an object is the code's own, through `Owner`). Which dunders are
 readable, and the refusals of the rest, belong to the compile policy (`READABLE_DUNDERS`, `dunder_refusal`).
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sandbox.compiler.compile import MAIN
-from sandbox.runtime.classes import real_bases, type_of
-from sandbox.runtime.signals import forbid
+from sandbox._compiler.compile import MAIN
+from sandbox._runtime.classes import real_bases, type_of
+from sandbox._runtime.signals import forbid
 
 if TYPE_CHECKING:
     from collections.abc import Callable

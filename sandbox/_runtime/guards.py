@@ -1,9 +1,9 @@
 """Runtime guards: the functions the policy's rewritten code calls (`_getattr_`, `_tick_`, `_mul_`, ...).
 
-Most guards hold nothing of a run (`Rules`: attribute, item and write rules, and the size caps on single operations
-from `SizeGuards`), so runs with the same `max_size` share one `Rules` and its bound guards, made once. One
-`Guards` is made per run: the rules plus the run's own budget (`Budget`, `sandbox.runtime.ticks`) and the coroutines its
-code made; only `RUN_GUARDS` are bound to it.
+Most guards hold nothing of a run (`Rules`: attribute, item and write rules, and the size caps on single operations from
+`SizeGuards`), so runs with the same `max_size` share one `Rules` and its bound guards, made once. One `Guards` is made
+per run: the rules plus the run's own budget (`Budget`, `sandbox._runtime.ticks`) and the coroutines its code made; only
+`RUN_GUARDS` are bound to it.
 """
 
 from __future__ import annotations
@@ -20,26 +20,26 @@ from typing import TYPE_CHECKING, Any, Final
 
 from RestrictedPython.Guards import guarded_unpack_sequence
 
-from sandbox.compiler.compile import FILENAME
-from sandbox.compiler.names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
-from sandbox.runtime.awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
-from sandbox.runtime.classes import PLAIN_BASE_MODULES, SANDBOX_CLASS_MARK, real_bases
-from sandbox.runtime.dunders import own_instances_only, read_dunder
-from sandbox.runtime.signals import forbid
-from sandbox.runtime.sizes.growth import GROWING, SliceWrites, assign_slice
-from sandbox.runtime.sizes.operations import SizeGuards
-from sandbox.runtime.sizes.text import SIZED_METHODS, STR_METHODS, plain
-from sandbox.runtime.stdlib.decimal_context import ContextWrites
-from sandbox.runtime.stdlib.regex import templated
-from sandbox.runtime.stdlib.typehints import check_subscription
-from sandbox.runtime.supers import super_attribute
-from sandbox.runtime.ticking import yield_from
-from sandbox.runtime.ticks import Budget
+from sandbox._compiler.compile import FILENAME
+from sandbox._compiler.names import ALLOWED_DUNDER_METHODS, FORBIDDEN_ATTRIBUTES, READABLE_DUNDERS, dunder_refusal
+from sandbox._runtime.awaiting import ASYNC_GENERATOR_AWAITABLES, DRIVING, awaited_only, may_drive
+from sandbox._runtime.classes import PLAIN_BASE_MODULES, SANDBOX_CLASS_MARK, real_bases
+from sandbox._runtime.dunders import own_instances_only, read_dunder
+from sandbox._runtime.signals import forbid
+from sandbox._runtime.sizes.growth import GROWING, SliceWrites, assign_slice
+from sandbox._runtime.sizes.operations import SizeGuards
+from sandbox._runtime.sizes.text import SIZED_METHODS, STR_METHODS, plain
+from sandbox._runtime.stdlib.decimal_context import ContextWrites
+from sandbox._runtime.stdlib.regex import templated
+from sandbox._runtime.stdlib.typehints import check_subscription
+from sandbox._runtime.supers import super_attribute
+from sandbox._runtime.ticking import yield_from
+from sandbox._runtime.ticks import Budget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    from sandbox.shared.repeat import Repeat
+    from sandbox._shared.repeat import Repeat
 
 _NAMEDTUPLE_ATTRIBUTES = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _MUTABLE = (dict, list, set, bytearray)
@@ -242,7 +242,7 @@ class Guards(Rules, Budget):
         self.coroutines.clear()
 
     def yield_from(self, iterable: Any) -> Any:
-        """The iterable of a `yield from`: a builtin one's items take a tick each (`sandbox.runtime.ticking`)."""
+        """The iterable of a `yield from`: a builtin one's items take a tick each (`sandbox._runtime.ticking`)."""
         return yield_from(self, iterable)
 
     def own_guards(self, names: Iterable[tuple[str, str]]) -> dict[str, object]:

@@ -5,7 +5,7 @@ each is made as a subclass named after the iterator it wraps (`list_iterator`, `
 reads as in CPython, and that class cannot be called: the real `compress` would make an iterator that never
 ticks. A run's `map`, `filter`, `zip`, `enumerate` and `reversed` are its own objects (they pull through its
 budget) that answer `isinstance(x, map)` like the classes, and `type(m)` of a real `map` is a class of that name
-that cannot be called: the real one would make a `map` that never ticks. Apart from `sandbox.runtime.ticking` because
+that cannot be called: the real one would make a `map` that never ticks. Apart from `sandbox._runtime.ticking` because
 these are types, made once for every run, where that module builds each run's functions.
 """
 
@@ -15,13 +15,13 @@ import functools
 import itertools
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
-from sandbox.runtime.classes import SHOWN_TYPES, SafeType
-from sandbox.runtime.signals import forbid
+from sandbox._runtime.classes import SHOWN_TYPES, SafeType
+from sandbox._runtime.signals import forbid
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.guards import Guards
 
 Ticking: TypeAlias = "Callable[[Iterable[Any]], Iterator[Any]]"
 _NONE: Any = object()

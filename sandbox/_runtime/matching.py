@@ -13,14 +13,14 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any, cast
 
-from sandbox.runtime.classes import real_bases
-from sandbox.runtime.signals import forbid
-from sandbox.runtime.sizes.text import plain
+from sandbox._runtime.classes import real_bases
+from sandbox._runtime.signals import forbid
+from sandbox._runtime.sizes.text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox.runtime.guards import Rules
+    from sandbox._runtime.guards import Rules
 
 _MATCH_SELF = 1 << 22  # CPython's _Py_TPFLAGS_MATCH_SELF: `case int(x)` binds the subject itself
 _SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)

@@ -14,19 +14,19 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from sandbox.runtime.builtins import TICKING, run_builtins, shared_builtins
-from sandbox.runtime.calls import FunctionProxy, NamespaceProxy
-from sandbox.runtime.classes import make_class
-from sandbox.runtime.guards import RUN_GUARDS, rule_names, rules_for
-from sandbox.runtime.matching import match_names
-from sandbox.runtime.signals import ForbiddenImportError
+from sandbox._runtime.builtins import TICKING, run_builtins, shared_builtins
+from sandbox._runtime.calls import FunctionProxy, NamespaceProxy
+from sandbox._runtime.classes import make_class
+from sandbox._runtime.guards import RUN_GUARDS, rule_names, rules_for
+from sandbox._runtime.matching import match_names
+from sandbox._runtime.signals import ForbiddenImportError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from sandbox.runtime.builtins import Output
-    from sandbox.runtime.calls import CallState
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.builtins import Output
+    from sandbox._runtime.calls import CallState
+    from sandbox._runtime.guards import Guards
 
 IMPORTS: Final = "__import__"
 """In `Compiled.names` when the code has an `import` statement (the interpreter looks `__import__` up itself)."""

@@ -15,31 +15,31 @@ import traceback
 import types
 from typing import TYPE_CHECKING, Any, cast
 
-from sandbox.compiler.compile import FILENAME, MAIN, Compiled, compile_code
+from sandbox._compiler.compile import FILENAME, MAIN, Compiled, compile_code
+from sandbox._runtime.builtins import Output
+from sandbox._runtime.calls import CallState, PendingCall
+from sandbox._runtime.deadlines import WATCHER
+from sandbox._runtime.guards import Guards
+from sandbox._runtime.namespace import FunctionKinds, run_globals, template
+from sandbox._runtime.signals import EXIT, ForbiddenError, ForbiddenImportError, StopRun
+from sandbox._runtime.sizes.operations import SizeLimitError
+from sandbox._runtime.stdlib.asyncio_facade import AsyncioFacade
+from sandbox._runtime.stdlib.decimal_context import decimal_members
+from sandbox._runtime.stdlib.modules import RunModules, make_importer
+from sandbox._runtime.supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
+from sandbox._runtime.variables import Keeper
+from sandbox._shared.budgets import result_size_error
 from sandbox.jsonvalue import JsonValue, NotJsonError, to_json
-from sandbox.limits import timeout_message
+from sandbox.limits import cut_end, timeout_message
 from sandbox.result import ErrorKind, RunError, RunResult
-from sandbox.runtime.builtins import Output
-from sandbox.runtime.calls import CallState, PendingCall
-from sandbox.runtime.deadlines import WATCHER
-from sandbox.runtime.guards import Guards
-from sandbox.runtime.namespace import FunctionKinds, run_globals, template
-from sandbox.runtime.signals import EXIT, ForbiddenError, ForbiddenImportError, StopRun
-from sandbox.runtime.sizes.operations import SizeLimitError
-from sandbox.runtime.stdlib.asyncio_facade import AsyncioFacade
-from sandbox.runtime.stdlib.decimal_context import decimal_members
-from sandbox.runtime.stdlib.modules import RunModules, make_importer
-from sandbox.runtime.supers import super_attribute as _loaded  # noqa: F401  # before a worker is confined
-from sandbox.runtime.variables import Keeper
-from sandbox.shared.budgets import result_size_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from types import TracebackType
 
+    from sandbox._shared.hostcall import Bridge
+    from sandbox._shared.repeat import Repeat
     from sandbox.limits import Limits
-    from sandbox.shared.hostcall import Bridge
-    from sandbox.shared.repeat import Repeat
 
 MAX_MESSAGE = 1_800
 """Characters of an exception's message kept in the error."""
@@ -278,7 +278,7 @@ def _exception_text(exc: BaseException) -> str:
 
 
 def _capped(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit:,} more characters]"
+    return cut_end(text, limit)
 
 
 def _model_frames(tb: TracebackType | None) -> list[tuple[str, int]]:

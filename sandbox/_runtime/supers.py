@@ -12,13 +12,13 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
-from sandbox.compiler.names import READABLE_DUNDERS
-from sandbox.runtime.classes import SANDBOX_CLASS_MARK
-from sandbox.runtime.dunders import own_instances_only, read_dunder
-from sandbox.runtime.signals import forbid
+from sandbox._compiler.names import READABLE_DUNDERS
+from sandbox._runtime.classes import SANDBOX_CLASS_MARK
+from sandbox._runtime.dunders import own_instances_only, read_dunder
+from sandbox._runtime.signals import forbid
 
 if TYPE_CHECKING:
-    from sandbox.runtime.guards import Rules
+    from sandbox._runtime.guards import Rules
 
 
 def super_attribute(guards: Rules, sup: super, name: str, *default: object) -> Any:

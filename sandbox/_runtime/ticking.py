@@ -14,13 +14,13 @@ import operator
 import types
 from typing import TYPE_CHECKING, Any
 
-from sandbox.runtime.lazytypes import is_ticking, lazy_builtins, ticking_as
-from sandbox.runtime.sizes.growth import range_length
+from sandbox._runtime.lazytypes import is_ticking, lazy_builtins, ticking_as
+from sandbox._runtime.sizes.growth import range_length
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.guards import Guards
 
 _PRODUCING = "count cycle zip_longest starmap takewhile pairwise".split()
 """itertools' iterators that produce an item at each pull of theirs: a tick per item produced bounds them."""

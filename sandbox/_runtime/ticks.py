@@ -23,8 +23,8 @@ import itertools
 import time
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from sandbox._runtime.signals import SEAL, StopRun
 from sandbox.limits import timeout_message
-from sandbox.runtime.signals import SEAL, StopRun
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -99,7 +99,7 @@ class Budget:
             self.stop("timeout", timeout_message(self.timeout))
         self.operations_left -= _CHUNK
         self._rewind(0)
-        if self.stopped is not None:  # halted from another thread (`sandbox.runtime.deadlines`) since the check above
+        if self.stopped is not None:  # halted from another thread (`sandbox._runtime.deadlines`) since the check above
             self._rewind(_CHUNK)
 
     def _refill_turn(self, _: None) -> NoReturn:

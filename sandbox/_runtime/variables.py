@@ -13,9 +13,9 @@ import time
 import types
 from typing import TYPE_CHECKING, Any
 
-from sandbox.compiler.compile import KEEP, LOCALS, VARIABLES
-from sandbox.runtime.stdlib.modules import Module
-from sandbox.shared.budgets import keep_values
+from sandbox._compiler.compile import KEEP, LOCALS, VARIABLES
+from sandbox._runtime.stdlib.modules import Module
+from sandbox._shared.budgets import keep_values
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

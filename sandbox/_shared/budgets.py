@@ -1,7 +1,7 @@
 """The size checks both sides of the worker pipe make, so each limit has one owner and one wording.
 
 A worker process checks the value a run returns, what it printed and the variables it keeps; the host checks the
-same again on what the worker sends (`sandbox.host.distrust`), since a worker whose code got past the policy can send
+same again on what the worker sends (`sandbox._host.distrust`), since a worker whose code got past the policy can send
 anything. Both use these functions, and only plain JSON values and the JSON size walk (`sandbox.jsonvalue`), so the
 host side imports nothing that runs the model's code.
 """

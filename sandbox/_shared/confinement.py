@@ -2,7 +2,7 @@
 
 Both sides of the pipe use these plain values: the host sends a `Confinement` to the template on its command line,
 and each run process answers `ready` with the layers it could not put up and why. Applying the layers is their
-job alone (`sandbox.worker.confine.apply`), so the host never imports the libraries that do it.
+job alone (`sandbox._worker.confine.apply`), so the host never imports the libraries that do it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """One host-function call as both sides see it: the `Call` the code made, and the `HostFailure` that answers it.
 
-A call travels from the proxy the code awaited (`sandbox.runtime.calls`) through a `Bridge` (direct when inline, over
+A call travels from the proxy the code awaited (`sandbox._runtime.calls`) through a `Bridge` (direct when inline, over
 the pipe from a worker) to the host's `Dispatcher`, as this one value with its one label. It lives apart from
-`sandbox.runtime.calls` so that the host side (`sandbox.host.dispatch`, `sandbox.host.process`) never imports a module
-that only runs the model's code.
+`sandbox._runtime.calls` so that the host side (`sandbox._host.dispatch`, `sandbox._host.process`) never imports a
+module that only runs the model's code.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """An in-flight cap: calls take a slot without waiting while one is free, and wait in turn when none is.
 
-One owner for both sides of a call: the sandbox's cap on the calls its code has in flight (`sandbox.runtime.calls`) and
-the host's own count of a worker's calls (`sandbox.host.dispatch`). Taking a free slot is a plain count, with no
+One owner for both sides of a call: the sandbox's cap on the calls its code has in flight (`sandbox._runtime.calls`) and
+the host's own count of a worker's calls (`sandbox._host.dispatch`). Taking a free slot is a plain count, with no
 coroutine, lock or future: most calls never wait.
 """
 

@@ -1,10 +1,10 @@
 """A run process's side of its pipes: `Worker` serves one run, then the process ends.
 
-The template (`sandbox.worker.template`) forks a process per run; that process puts up its own layers, starts an
+The template (`sandbox._worker.template`) forks a process per run; that process puts up its own layers, starts an
 event loop, seals itself with the full seccomp filter, says `ready` and waits for its `run` frame. It runs that one
 piece of code, sending host calls over its pipes, writes `done` and exits. Each call carries the id of its run;
 code left running after the run ended (a task that ignored cancellation) cannot call the host any more.
-`python -m sandbox.worker.main` starts a template whose processes run this `Worker`.
+`python -m sandbox._worker.main` starts a template whose processes run this `Worker`.
 """
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ import resource
 import time
 from typing import TYPE_CHECKING, Any
 
+from sandbox._runtime.runner import run_code
+from sandbox._shared.frames import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
+from sandbox._shared.hostcall import HostFailure
+from sandbox._shared.repeat import Repeat
+from sandbox._worker.confine.apply import seal_child
 from sandbox.limits import Limits
 from sandbox.result import RunError, RunResult
-from sandbox.runtime.runner import run_code
-from sandbox.shared.frames import HEADER, MAX_FRAME, FrameTooLargeError, ProtocolError, decode, encode, frame_size
-from sandbox.shared.hostcall import HostFailure
-from sandbox.shared.repeat import Repeat
-from sandbox.worker.confine.apply import seal_child
 
 if TYPE_CHECKING:
+    from sandbox._shared.confinement import Layer
+    from sandbox._shared.hostcall import Bridge, Call
     from sandbox.jsonvalue import JsonValue
-    from sandbox.shared.confinement import Layer
-    from sandbox.shared.hostcall import Bridge, Call
 
 
 CPU_CEILING = 3600
@@ -291,11 +291,11 @@ def _done_frame(run_id: object, result: RunResult) -> bytes:
 
 
 def main(worker: type[Worker] | None = None) -> None:
-    """Entry point of the template process: `python -m sandbox.worker.main [CONFINEMENT]`.
+    """Entry point of the template process: `python -m sandbox._worker.main [CONFINEMENT]`.
 
     `worker` is what each run process runs (a subclass serves more frames: the probe's, a test's hostile one).
     """
-    from sandbox.worker.template import main as template_main  # the template imports this module
+    from sandbox._worker.template import main as template_main  # the template imports this module
 
     template_main(worker or Worker)
 

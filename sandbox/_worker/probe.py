@@ -17,8 +17,8 @@ import sys
 import traceback
 from typing import Any
 
+from sandbox._worker.main import Worker, main
 from sandbox.limits import Limits
-from sandbox.worker.main import Worker, main
 
 
 class _Stream(io.TextIOBase):

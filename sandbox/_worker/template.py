@@ -1,14 +1,14 @@
 """The template process: warm and confined, it forks one process per run and never runs model code itself.
 
-Started by the host as `python -s -m sandbox.worker.main CONFINEMENT MEMORY` with a Unix `SOCK_SEQPACKET` socket as
-its stdin (the control channel), it asks the kernel what confinement it offers, lowers its resource limits, warms
-up (`sandbox.worker.confine.warm`), puts up every layer that survives a fork and still lets it fork (`enclose`, then its
+Started by the host as `python -s -m sandbox._worker.main CONFINEMENT MEMORY` with a Unix `SOCK_SEQPACKET` socket as its
+stdin (the control channel), it asks the kernel what confinement it offers, lowers its resource limits, warms up
+(`sandbox._worker.confine.warm`), puts up every layer that survives a fork and still lets it fork (`enclose`, then its
 own seccomp filter: no thread, no path, no network), freezes its objects out of the garbage collector (so a run
-process's collections do not copy the template's pages), says `ready` and then serves one request: `fork`, which
-arrives with the run's two pipe ends attached (`SCM_RIGHTS`). It forks while it has one thread only; the child
-closes the control socket and every other descriptor but its pipes at once, adds its own layers
-(`sandbox.worker.confine.apply.enclose_child`), and serves its run (`sandbox.worker.main.Worker`). The template watches
-each child through a pidfd, reaps it when it exits and tells the host its status; when the host closes the
+process's collections do not copy the template's pages), says `ready` and then serves one request: `fork`, which arrives
+with the run's two pipe ends attached (`SCM_RIGHTS`). It forks while it has one thread only; the child closes the
+control socket and every other descriptor but its pipes at once, adds its own layers
+(`sandbox._worker.confine.apply.enclose_child`), and serves its run (`sandbox._worker.main.Worker`). The template
+watches each child through a pidfd, reaps it when it exits and tells the host its status; when the host closes the
 control socket it kills and reaps the children left, then exits.
 """
 
@@ -27,13 +27,13 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from sandbox.shared.confinement import Confinement
-from sandbox.worker.confine.apply import enclose, enclose_child, probe_kernel, seal_template
-from sandbox.worker.confine.warm import warm_up
-from sandbox.worker.main import CPU_CEILING, Worker, _Memory
+from sandbox._shared.confinement import Confinement
+from sandbox._worker.confine.apply import enclose, enclose_child, probe_kernel, seal_template
+from sandbox._worker.confine.warm import warm_up
+from sandbox._worker.main import CPU_CEILING, Worker, _Memory
 
 if TYPE_CHECKING:
-    from sandbox.shared.confinement import Layer
+    from sandbox._shared.confinement import Layer
 
 MAX_REQUEST = 4096
 """Bytes of one control message, either way."""

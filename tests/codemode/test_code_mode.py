@@ -887,7 +887,7 @@ async def test_process_isolation_returns_the_same_text_and_announcement_as_inlin
 def test_the_code_tool_names_every_module_the_sandbox_lets_code_import() -> None:
     """The model learns what it may import from the tool's description; it must match what imports succeed."""
     from codemode.code_tool import MODULES
-    from sandbox.runtime.stdlib.modules import ALLOWED_MODULES
+    from sandbox._runtime.stdlib.modules import ALLOWED_MODULES
 
     umbrellas = {"urllib", "collections.abc"}  # reached as `urllib.parse` and `collections.abc` of `collections`
     assert sorted(MODULES) == sorted(ALLOWED_MODULES - umbrellas)

@@ -16,11 +16,13 @@ if TYPE_CHECKING:
 
 EMPTY = {"type": "object", "properties": {}}
 HEAVY = ("sandbox", "pydantic", "jsonschema", "mcp", "httpx2", "anthropic", "openai")
+LIGHT = ("sandbox", "sandbox.limits")
+"""The sandbox's package and its limits module (text cuts and limit wording) load without the rest of it."""
 
 
 def loaded_after(code: str) -> list[str]:
     """The heavy top-level packages a fresh interpreter has imported after running `code`."""
-    loaded = f"sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})"
+    loaded = f"sorted({{m.split('.')[0] for m in set(sys.modules) - {set(LIGHT)!r}}} & {set(HEAVY)!r})"
     probe = f"{code}\nimport sys, json\nprint(json.dumps({loaded}))"
     output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     return list(json.loads(output.splitlines()[-1]))

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sandbox.shared.frames import encode
+from sandbox._shared.frames import encode
 
 
 def main() -> None:

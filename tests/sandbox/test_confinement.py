@@ -296,12 +296,12 @@ def test_the_probe_relays_output_and_exit_status_and_reports_a_dead_process(tmp_
 WITHOUT_SECCOMP = (
     "-c",
     (
-        "import sandbox.worker.confine.apply as apply\n"
+        "import sandbox._worker.confine.apply as apply\n"
         "def left_out(missing):\n"
         "    missing.update(seccomp='left out by the test')\n"
         "apply.seal_template = apply.seal_child = left_out\n"
-        "from sandbox.worker.probe import ProbeWorker\n"
-        "from sandbox.worker.main import main\n"
+        "from sandbox._worker.probe import ProbeWorker\n"
+        "from sandbox._worker.main import main\n"
         "main(ProbeWorker)\n"
     ),
 )

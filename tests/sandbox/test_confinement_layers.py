@@ -19,7 +19,7 @@ import pytest
 from confinement_kit import LAYERS, eventually, needs
 
 from sandbox import Confinement, ConfinementError, Layers, Limits, Sandbox, SandboxError
-from sandbox.host.template import Template
+from sandbox._host.template import Template
 
 STANDIN = str(Path(__file__).with_name("confinement_standin.py"))
 """A template entry point that fails its start on purpose (see the module); its mode follows it."""

@@ -24,8 +24,8 @@ import pytest
 from confinement_kit import needs
 
 from sandbox import Confinement, Layers, Limits
-from sandbox.host.template import Template
-from sandbox.worker.confine.apply import NOT_ROOT
+from sandbox._host.template import Template
+from sandbox._worker.confine.apply import NOT_ROOT
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,7 +44,7 @@ if (libc.unshare(0x00020000) != 0 or libc.mount(b"none", b"/", None, 0x4000 | 0x
 """
 """Run by root: `ldconfig` answers nothing from here on, as for a worker that may start no process."""
 
-NO_LDCONFIG = ("-c", HIDE_LDCONFIG + "from sandbox.worker.main import main\nmain()\n")
+NO_LDCONFIG = ("-c", HIDE_LDCONFIG + "from sandbox._worker.main import main\nmain()\n")
 """A sandbox's template, started where `ldconfig` answers nothing."""
 
 NO_FILE = "import resource\nresource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
@@ -94,7 +94,7 @@ def test_a_kernel_that_could_not_be_asked_is_reported_as_such_not_as_lacking_the
     if reason is not None:
         pytest.skip(reason)
     late = NO_FILE + (
-        "import json\nfrom sandbox.worker.confine.apply import probe_kernel\n"
+        "import json\nfrom sandbox._worker.confine.apply import probe_kernel\n"
         "kernel = probe_kernel()\nprint(json.dumps([kernel.landlock, kernel.missing]))\n"
     )
     env = {name: value for name, value in os.environ.items() if name not in ("TMPDIR", "TEMP", "TMP")}

@@ -13,12 +13,12 @@ from confinement_kit import descendants
 
 import sandbox
 from sandbox import FunctionError, Limits, Namespace, RunResult, Sandbox, SandboxClosedError, SandboxError
-from sandbox.host.dispatch import Dispatcher
-from sandbox.shared.hostcall import HostFailure
+from sandbox._host.dispatch import Dispatcher
+from sandbox._shared.hostcall import HostFailure
 
 if TYPE_CHECKING:
     from sandbox import HostFunction
-    from sandbox.host.process import RunProcess
+    from sandbox._host.process import RunProcess
 
 ISOLATIONS = ["inline", "process"]
 both = pytest.mark.parametrize("isolation", ISOLATIONS)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 from redteam_kit import Value, case, guard, limit, names_are_unique, policy, raised, run, runs, works_in_cpython
 
-from sandbox.runtime.stdlib.modules import ALLOWED_MODULES
+from sandbox._runtime.stdlib.modules import ALLOWED_MODULES
 
 if TYPE_CHECKING:
     from sandbox import Sandbox

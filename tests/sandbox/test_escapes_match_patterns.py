@@ -1,7 +1,7 @@
 """Red team: what `match` patterns and caught exceptions read past the attribute guard.
 
 A class pattern reads the names in `__match_args__` and its keywords in C, and a dotted name in a pattern is
-looked up in C: each is compiled to go through the guarded getattr (`sandbox/runtime/matching.py`), so a pattern reads
+looked up in C: each is compiled to go through the guarded getattr (`sandbox/_runtime/matching.py`), so a pattern reads
 exactly what `getattr` would hand out, or is refused with the guard's message. An `AttributeError` a lookup in
 the standard library raised carries the looked-up object in `.obj` (the real `type` behind `typing.Type[int]`),
 which the guard does not hand out. Every case states its exact outcome (see `redteam_kit`), in both modes.

@@ -1,6 +1,6 @@
 """Red team, the processes: an escaped run against its template, a sibling run and the runs after it.
 
-Each run executes in a process forked from a warm template (`sandbox.worker.template`). Here unrestricted code
+Each run executes in a process forked from a warm template (`sandbox._worker.template`). Here unrestricted code
 (the probe's, `python -m sandbox.probe`, in a run process made exactly as a run's is) aims at the template
 (`os.getppid()`) and at a sibling run process (`SANDBOX_PROBE_SIBLING`): signals, `ptrace`, `/proc/PID/mem` and
 `process_vm_readv` are all refused, and it holds no descriptor but its own. A sandbox whose run processes run
@@ -22,10 +22,10 @@ import anyio
 from confinement_kit import eventually, needs
 
 from sandbox import Limits, Sandbox
-from sandbox.host.template import Template
+from sandbox._host.template import Template
+from sandbox._shared.confinement import Confinement
+from sandbox._worker.main import CPU_CEILING
 from sandbox.probe import _probe, probe
-from sandbox.shared.confinement import Confinement
-from sandbox.worker.main import CPU_CEILING
 
 if TYPE_CHECKING:
     import pytest
@@ -134,7 +134,7 @@ def test_an_escaped_run_cannot_reach_its_template_or_a_sibling_run(tmp_path: Pat
 
 
 PLAIN = r"""
-from sandbox.worker import main as _worker
+from sandbox._worker import main as _worker
 
 class Plain(_worker.Worker):
     async def run(self, message):
@@ -154,7 +154,7 @@ _worker.main(Plain)
 LEAVE = """#plain
 import json, os, sys, threading
 json.dumps = lambda *args, **kwargs: "SPOOFED"
-sys.modules["sandbox.runtime.runner"].LEFT = "by an earlier run"
+sys.modules["sandbox._runtime.runner"].LEFT = "by an earlier run"
 os.environ["LEFT"] = "by an earlier run"
 tries = []
 try:
@@ -176,7 +176,7 @@ import json, os, sys, threading
 value = {
     "pid": os.getpid(),
     "json": json.dumps([1]),
-    "mark": getattr(sys.modules["sandbox.runtime.runner"], "LEFT", None),
+    "mark": getattr(sys.modules["sandbox._runtime.runner"], "LEFT", None),
     "environ": os.environ.get("LEFT"),
     "threads": threading.active_count(),
     "file": os.path.exists("left.txt"),
@@ -216,8 +216,8 @@ OLD_KERNEL = (
         "import landlockpy\n"
         "newest = landlockpy.abi_version\n"
         "landlockpy.abi_version = lambda: min(newest(), 5)\n"
-        "from sandbox.worker.probe import ProbeWorker\n"
-        "from sandbox.worker.main import main\n"
+        "from sandbox._worker.probe import ProbeWorker\n"
+        "from sandbox._worker.main import main\n"
         "main(ProbeWorker)\n"
     ),
 )

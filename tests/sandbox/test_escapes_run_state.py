@@ -1,11 +1,10 @@
 """Red team, a run's state: the guards and builtins runs share, and the ones bound to one run.
 
-Runs with the same `max_size` share one set of rule guards and builtins (`getattr`, `pow`, `sorted`, ...), put
-together once with the globals of each compiled code (`sandbox.runtime.namespace`); a run's own budget, `print`, ticking
+Runs with the same `max_size` share one set of rule guards and builtins (`getattr`, `pow`, `sorted`, ...), put together
+once with the globals of each compiled code (`sandbox._runtime.namespace`); a run's own budget, `print`, ticking
 builtins and `async def` wrappers are bound to it. None of them leads to the state behind it: not by `__self__`,
-`__closure__`, `__defaults__`, `__wrapped__` or `__globals__`, by name, by `getattr` with a name built at run
-time, or through `str.format` fields; and nothing a run writes into its globals is seen by the next run of the
-same code.
+`__closure__`, `__defaults__`, `__wrapped__` or `__globals__`, by name, by `getattr` with a name built at run time, or
+through `str.format` fields; and nothing a run writes into its globals is seen by the next run of the same code.
 """
 
 from __future__ import annotations

@@ -267,7 +267,7 @@ CASES = [
         guard("`._member_map_` is not allowed"),
         limits=BUDGET,
     ),
-    # Tuple targets are unpacked by CPython (sandbox/compiler/policy.py `visit_Assign`); each item and attribute among
+    # Tuple targets are unpacked by CPython (sandbox/_compiler/policy.py `visit_Assign`); each item and attribute among
     # them is still written through `_write_`.
     case(
         "tuple_target_sets_a_module_attribute",

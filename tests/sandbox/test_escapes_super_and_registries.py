@@ -1,7 +1,7 @@
 """Red team: `super` objects, inherited dunders, ABC registries, caches and forged stop signals.
 
 `super(C, x).name` skips methods, so it works only past the code's own classes and hands out what the guard hands
-out for `x.name` (`sandbox/runtime/supers.py`); an own class's inherited dunder (`U.__init__` of a `uuid.UUID`
+out for `x.name` (`sandbox/_runtime/supers.py`); an own class's inherited dunder (`U.__init__` of a `uuid.UUID`
 subclass) works on the code's own instances only; `.register()` is refused on every ABC; `datetime.strptime` is
 called with plain strings; only the sandbox's exact stop signal is believed. The `then` run proves nothing was
 left behind for the next run (and, inline, the host). Every case states its exact outcome, in both modes.

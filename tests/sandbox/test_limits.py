@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sandbox import Limits, Sandbox
-from sandbox.host.dispatch import Dispatcher
+from sandbox._host.dispatch import Dispatcher
+from sandbox._shared.hostcall import Call, HostFailure
 from sandbox.limits import calls_message, memory_message, timeout_message
-from sandbox.shared.hostcall import Call, HostFailure
 
 BOTH = pytest.mark.parametrize("isolation", ["inline", "process"])
 

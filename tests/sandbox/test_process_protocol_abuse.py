@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 ESCAPED = r"""
 import asyncio
-from sandbox.worker import main as _worker
-from sandbox.shared.frames import encode
+from sandbox._worker import main as _worker
+from sandbox._shared.frames import encode
 
 class Escaped(_worker.Worker):
     async def run(self, message):

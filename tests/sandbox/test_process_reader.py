@@ -11,10 +11,10 @@ import anyio.lowlevel
 import pytest
 
 from sandbox import Limits
-from sandbox.host.dispatch import Dispatcher
-from sandbox.host.distrust import Admission
-from sandbox.host.template import Template
-from sandbox.shared.confinement import Confinement
+from sandbox._host.dispatch import Dispatcher
+from sandbox._host.distrust import Admission
+from sandbox._host.template import Template
+from sandbox._shared.confinement import Confinement
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Coroutine

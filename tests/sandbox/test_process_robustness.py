@@ -21,13 +21,13 @@ import pytest
 from confinement_kit import eventually
 
 from sandbox import Limits, Namespace, RunResult, Sandbox
+from sandbox._host import template as template_module
+from sandbox._host.dispatch import Dispatcher
+from sandbox._host.process import RunProcess
+from sandbox._host.template import Template
+from sandbox._shared.confinement import Confinement
+from sandbox._shared.frames import MAX_FRAME
 from sandbox.errors import SandboxError
-from sandbox.host import template as template_module
-from sandbox.host.dispatch import Dispatcher
-from sandbox.host.process import RunProcess
-from sandbox.host.template import Template
-from sandbox.shared.confinement import Confinement
-from sandbox.shared.frames import MAX_FRAME
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -421,7 +421,7 @@ async def test_the_run_process_sends_nothing_for_a_run_that_is_over() -> None:
 # A stand-in for a compromised worker: it speaks the protocol, but lies about run ids and then breaks a frame.
 ROGUE_WORKER = """
 import os, sys
-from sandbox.shared.frames import HEADER, decode, encode, frame_size
+from sandbox._shared.frames import HEADER, decode, encode, frame_size
 inbound, outbound = sys.stdin.buffer, sys.stdout.buffer
 def send(message):
     outbound.write(encode(message))

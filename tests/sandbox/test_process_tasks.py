@@ -15,8 +15,8 @@ import anyio.lowlevel
 import pytest
 
 from sandbox import Limits, Sandbox
-from sandbox.host.dispatch import Dispatcher
-from sandbox.shared.hostcall import Call, HostFailure
+from sandbox._host.dispatch import Dispatcher
+from sandbox._shared.hostcall import Call, HostFailure
 
 pytestmark = pytest.mark.anyio
 

@@ -1,6 +1,6 @@
 """The frame codec and the flat-argument copy behave exactly as the general code they shortcut.
 
-`sandbox.shared.frames.encode`/`decode` skip `json.dumps`'s and `json.loads`'s per-call layers; `to_json` and
+`sandbox._shared.frames.encode`/`decode` skip `json.dumps`'s and `json.loads`'s per-call layers; `to_json` and
 `check_json` copy a flat list or dict of exact scalars without the walk. Each must give what the general path gives, and
 refuse what it refuses, with the same error.
 """
@@ -12,9 +12,9 @@ import math
 
 import pytest
 
+from sandbox._shared.frames import HEADER, ProtocolError, decode, encode, frame_size
 from sandbox.jsonvalue import NotJsonError, check_json, to_json
 from sandbox.limits import MAX_INT_BITS, MAX_JSON_VALUES
-from sandbox.shared.frames import HEADER, ProtocolError, decode, encode, frame_size
 
 MESSAGES = [
     {"t": "call", "run": 3, "id": 17, "fn": "echo", "attr": None, "args": [5], "kwargs": {}},

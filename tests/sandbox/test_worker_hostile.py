@@ -18,23 +18,23 @@ import pytest
 from confinement_kit import eventually
 
 from sandbox import Limits, Sandbox
-from sandbox.host.dispatch import Dispatcher
-from sandbox.host.pipe import MAX_UNREAD, MAX_VALUES
-from sandbox.host.template import Template
+from sandbox._host.dispatch import Dispatcher
+from sandbox._host.pipe import MAX_UNREAD, MAX_VALUES
+from sandbox._host.template import Template
+from sandbox._shared.confinement import Confinement
 from sandbox.limits import calls_message, timeout_message
-from sandbox.shared.confinement import Confinement
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from sandbox.host.process import RunProcess
+    from sandbox._host.process import RunProcess
 
 HOSTILE = r"""
 import asyncio, gc, os, resource, signal, time
-from sandbox.compiler import compile as _compile
-from sandbox.worker import main as _worker
-from sandbox.shared.frames import HEADER, encode
-from sandbox.shared.hostcall import Call, HostFailure
+from sandbox._compiler import compile as _compile
+from sandbox._worker import main as _worker
+from sandbox._shared.frames import HEADER, encode
+from sandbox._shared.hostcall import Call, HostFailure
 
 class Hostile(_worker.Worker):
     kept = None

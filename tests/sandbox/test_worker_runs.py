@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 COUNTING = r"""
 import asyncio
 import os
-from sandbox.worker import main as _worker
+from sandbox._worker import main as _worker
 
 class Counting(_worker.Worker):
     tasks = []

@@ -4,7 +4,7 @@
 big as the count they are given, and `heapq.nlargest(n, r)` sorts or heaps up to `n` items of `r`. Each is
 refused before it builds past `max_size`, for the `random` module's functions and for a `random.Random` the code
 makes (its methods are checked when the code reads them, `Guards.wrapped`); random's own methods call one
-another unchecked, so `randrange` runs at C speed. Apart from `sandbox.runtime.sizes.growth`, which dispatches here,
+another unchecked, so `randrange` runs at C speed. Apart from `sandbox._runtime.sizes.growth`, which dispatches here,
 because these are counts the call is given, not collections it adds.
 """
 
@@ -15,13 +15,13 @@ import heapq
 import operator
 from typing import TYPE_CHECKING, Any, Final
 
-from sandbox.runtime.classes import check_size
+from sandbox._runtime.classes import check_size
 
 if TYPE_CHECKING:
     import random
     from collections.abc import Callable, Iterator
 
-    from sandbox.runtime.sizes.operations import SizeGuards
+    from sandbox._runtime.sizes.operations import SizeGuards
 
 _COUNTS: Final = {
     "choices": ("k", None, "a collection of length"),

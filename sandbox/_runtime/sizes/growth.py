@@ -3,7 +3,7 @@
 One call can add a whole range to a collection (`deque.extend(range(n))`, `dict.fromkeys(range(n))`), ask an
 extendable hash for `n` bytes (`shake_128().digest(n)`), or expand each `%` of a date format. `Guards.wrapped`
 hands out such a method checked when the code reads it (`growing`), so the refusal comes before the allocation.
-Apart from `sandbox.runtime.sizes.operations` because these are methods of many types, where that module guards
+Apart from `sandbox._runtime.sizes.operations` because these are methods of many types, where that module guards
 the operators.
 """
 
@@ -18,14 +18,14 @@ import random
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from sandbox.runtime.classes import real_bases
-from sandbox.runtime.sizes.counts import COUNTED, counted
-from sandbox.runtime.stdlib.regex import checked_sub
+from sandbox._runtime.classes import real_bases
+from sandbox._runtime.sizes.counts import COUNTED, counted
+from sandbox._runtime.stdlib.regex import checked_sub
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox.runtime.sizes.operations import SizeGuards
+    from sandbox._runtime.sizes.operations import SizeGuards
 
 _COUNTED_TYPES: tuple[type[Any], ...] = (str, bytes, bytearray, list, tuple, collections.deque, dict, set, frozenset)
 _ADDING: dict[str, tuple[type, ...]] = {

@@ -14,9 +14,9 @@ import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from sandbox.runtime.sizes.growth import DATES, check_strftime, growing, known_len
-from sandbox.runtime.sizes.text import SIZED_METHODS, STR_METHODS, PercentFields, percent_summary, plain
-from sandbox.runtime.sizes.transforms import check_repr, checked_repr
+from sandbox._runtime.sizes.growth import DATES, check_strftime, growing, known_len
+from sandbox._runtime.sizes.text import SIZED_METHODS, STR_METHODS, PercentFields, percent_summary, plain
+from sandbox._runtime.sizes.transforms import check_repr, checked_repr
 
 if TYPE_CHECKING:
     from collections.abc import Callable

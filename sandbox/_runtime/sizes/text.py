@@ -1,8 +1,8 @@
 """The size-checked methods of str and bytes, and the `%` template reader the `%` guard uses.
 
 Each method takes the run's `SizeGuards` first and checks the size of what it would build before building it:
-`ljust`/`center`/`zfill` widths, `expandtabs`, `replace`, `translate`, `join`, and `str.format` whose fields go
-through the sandbox's attribute guard. Apart from `sandbox.runtime.sizes.operations` so that each stays under 400 lines.
+`ljust`/`center`/`zfill` widths, `expandtabs`, `replace`, `translate`, `join`, and `str.format` whose fields go through
+the sandbox's attribute guard. Apart from `sandbox._runtime.sizes.operations` so that each stays under 400 lines.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from sandbox.runtime.sizes.transforms import checked_repr
+from sandbox._runtime.sizes.transforms import checked_repr
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from sandbox.runtime.sizes.operations import SizeGuards
+    from sandbox._runtime.sizes.operations import SizeGuards
 
 
 class _GuardedFormatter(string.Formatter):

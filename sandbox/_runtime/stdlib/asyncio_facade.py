@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from sandbox.runtime.awaiting import Lazy
-from sandbox.runtime.calls import PendingCall
-from sandbox.runtime.signals import ForbiddenError, ForbiddenImportError, StopRun, exit_signal
-from sandbox.runtime.stdlib.asyncio_sync import PRIMITIVES, optional_seconds, seconds
+from sandbox._runtime.awaiting import Lazy
+from sandbox._runtime.calls import PendingCall
+from sandbox._runtime.signals import ForbiddenError, ForbiddenImportError, StopRun, exit_signal
+from sandbox._runtime.stdlib.asyncio_sync import PRIMITIVES, optional_seconds, seconds
 
 if TYPE_CHECKING:
     import contextvars

@@ -16,7 +16,7 @@ import math
 import operator
 from typing import Any
 
-from sandbox.runtime.awaiting import Lazy
+from sandbox._runtime.awaiting import Lazy
 
 _NUMBERS = (decimal.Decimal, fractions.Fraction)
 

@@ -18,15 +18,15 @@ from collections.abc import Mapping
 from keyword import iskeyword
 from typing import TYPE_CHECKING, Any
 
-from sandbox.compiler.names import FORBIDDEN_ATTRIBUTES
-from sandbox.runtime.signals import forbid
-from sandbox.runtime.sizes.text import plain
-from sandbox.runtime.stdlib.copying import deepcopy
+from sandbox._compiler.names import FORBIDDEN_ATTRIBUTES
+from sandbox._runtime.signals import forbid
+from sandbox._runtime.sizes.text import plain
+from sandbox._runtime.stdlib.copying import deepcopy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.guards import Guards
 
 _DATACLASS_OPTIONS = frozenset("init repr eq order unsafe_hash frozen match_args kw_only slots weakref_slot".split())
 _GENERATED = (

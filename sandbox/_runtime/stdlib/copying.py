@@ -15,7 +15,7 @@ import copyreg
 import types
 from typing import TYPE_CHECKING, Any
 
-from sandbox.runtime.signals import forbid
+from sandbox._runtime.signals import forbid
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -21,13 +21,13 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Any, Final, Self
 
-from sandbox.runtime.classes import SHOWN_TYPES, SIZE_GUARDS, StandIn, stand_in
-from sandbox.runtime.signals import forbid
+from sandbox._runtime.classes import SHOWN_TYPES, SIZE_GUARDS, StandIn, stand_in
+from sandbox._runtime.signals import forbid
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from sandbox.runtime.sizes.operations import SizeGuards
+    from sandbox._runtime.sizes.operations import SizeGuards
 
 _SETTINGS = frozenset({"prec", "rounding", "Emin", "Emax", "capitals", "clamp", "flags", "traps"})
 _SHARED = frozenset({"setcontext", "getcontext", "localcontext", "DefaultContext", "BasicContext", "ExtendedContext"})

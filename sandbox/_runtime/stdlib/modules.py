@@ -36,21 +36,21 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from sandbox.runtime.classes import SIZED_COLLECTIONS
-from sandbox.runtime.guards import Guards
-from sandbox.runtime.signals import ForbiddenImportError, forbid
-from sandbox.runtime.sizes.counts import heapq_members, random_members
-from sandbox.runtime.sizes.growth import check_strftime
-from sandbox.runtime.sizes.text import plain
-from sandbox.runtime.sizes.transforms import QUOTING, dumps_for, encoder_for, normalize_for, quoting_for
-from sandbox.runtime.stdlib.classgen import ENUMS, make_dataclasses
-from sandbox.runtime.stdlib.copying import copy as shallow_copy
-from sandbox.runtime.stdlib.copying import deepcopy
-from sandbox.runtime.stdlib.regex import RE, Template, subs_for
-from sandbox.runtime.stdlib.system import make_abc, make_logging, make_sys, make_traceback
-from sandbox.runtime.stdlib.typehints import make_typing
-from sandbox.runtime.ticking import ticking_itertools
-from sandbox.shared.repeat import fixed_members, run_random
+from sandbox._runtime.classes import SIZED_COLLECTIONS
+from sandbox._runtime.guards import Guards
+from sandbox._runtime.signals import ForbiddenImportError, forbid
+from sandbox._runtime.sizes.counts import heapq_members, random_members
+from sandbox._runtime.sizes.growth import check_strftime
+from sandbox._runtime.sizes.text import plain
+from sandbox._runtime.sizes.transforms import QUOTING, dumps_for, encoder_for, normalize_for, quoting_for
+from sandbox._runtime.stdlib.classgen import ENUMS, make_dataclasses
+from sandbox._runtime.stdlib.copying import copy as shallow_copy
+from sandbox._runtime.stdlib.copying import deepcopy
+from sandbox._runtime.stdlib.regex import RE, Template, subs_for
+from sandbox._runtime.stdlib.system import make_abc, make_logging, make_sys, make_traceback
+from sandbox._runtime.stdlib.typehints import make_typing
+from sandbox._runtime.ticking import ticking_itertools
+from sandbox._shared.repeat import fixed_members, run_random
 
 _MUTABLE = frozenset({list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter})
 

@@ -17,12 +17,12 @@ import re
 import string
 from typing import TYPE_CHECKING, Any
 
-from sandbox.runtime.sizes.text import plain
+from sandbox._runtime.sizes.text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox.runtime.sizes.operations import SizeGuards
+    from sandbox._runtime.sizes.operations import SizeGuards
 
 _TEMPLATED = frozenset({"sub", "subn", "expand"})
 """Methods of compiled patterns and matches that parse a replacement template."""

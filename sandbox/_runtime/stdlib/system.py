@@ -3,7 +3,7 @@
 `sys` offers constants and `stdout`/`stderr` whose `write` goes to the run's printed output; `traceback` formats the
 handled exception from the code's own frames only (no host paths, no frames); `logging` writes records at or above the
 level (`WARNING` unless `basicConfig(level=...)` says otherwise) to the run's printed output as `LEVEL:name:message`,
-and never reaches the host's loggers or handlers. Apart from `sandbox/runtime/stdlib/modules.py` because these three
+and never reaches the host's loggers or handlers. Apart from `sandbox/_runtime/stdlib/modules.py` because these three
 need the run's printed output, found from the frame of the code that imports them.
 """
 
@@ -16,15 +16,15 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from sandbox.compiler.compile import FILENAME, MAIN
-from sandbox.runtime.builtins import Output
-from sandbox.runtime.signals import exit_run
-from sandbox.runtime.sizes.text import plain
+from sandbox._compiler.compile import FILENAME, MAIN
+from sandbox._runtime.builtins import Output
+from sandbox._runtime.signals import exit_run
+from sandbox._runtime.sizes.text import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.guards import Guards
 
 
 def _run_output() -> Output | None:

@@ -14,11 +14,11 @@ import types
 import typing
 from typing import TYPE_CHECKING, Any
 
-from sandbox.runtime.classes import SANDBOX_CLASS_MARK
-from sandbox.runtime.signals import forbid
+from sandbox._runtime.classes import SANDBOX_CLASS_MARK
+from sandbox._runtime.signals import forbid
 
 if TYPE_CHECKING:
-    from sandbox.runtime.guards import Guards
+    from sandbox._runtime.guards import Guards
 
 _NAMES = (
     "Any Optional Union List Dict Tuple Set FrozenSet Iterable Iterator Callable Literal TypedDict NamedTuple "

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Final
 import landlockpy
 import seccompy
 
-from sandbox.shared.confinement import LAYERS
-from sandbox.worker.confine.seccomp import install_filter
+from sandbox._shared.confinement import LAYERS
+from sandbox._worker.confine.seccomp import install_filter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from sandbox.shared.confinement import Confinement, Layer
+    from sandbox._shared.confinement import Confinement, Layer
 
 _PR_SET_NO_NEW_PRIVS = 38
 _CLONE_NEWIPC = 0x08000000

@@ -12,14 +12,14 @@ import codecs
 import time
 from typing import TYPE_CHECKING
 
+from sandbox._runtime.runner import run_code
+from sandbox._runtime.stdlib.modules import ALLOWED_MODULES
+from sandbox._shared.hostcall import HostFailure
 from sandbox.limits import Limits
-from sandbox.runtime.runner import run_code
-from sandbox.runtime.stdlib.modules import ALLOWED_MODULES
-from sandbox.shared.hostcall import HostFailure
 
 if TYPE_CHECKING:
+    from sandbox._shared.hostcall import Call
     from sandbox.jsonvalue import JsonValue
-    from sandbox.shared.hostcall import Call
 
 _CODECS = (
     "ascii latin-1 utf-8 utf-8-sig utf-16 utf-16-le utf-16-be utf-32 utf-32-le utf-32-be cp1252 cp437 idna "

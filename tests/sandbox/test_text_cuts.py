@@ -1,4 +1,4 @@
-"""Cutting text short: one line of at most N characters, one marker that counts what was cut, in both packages."""
+"""Cutting text short: one line of at most N characters, and one marker that counts what was cut."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import re
 import pytest
 from inline_snapshot import snapshot
 
-from codemode._cut import cut_end, cut_marker, one_line
-from sandbox import limits
+from sandbox.limits import cut_end, cut_marker, one_line
 
 TEXTS = ["", "short", "word " * 300, "x" * 5000, "line one\nline two\n" * 50, "a\u00a0b\tc  d\n" * 40]
 LIMITS = [0, 10, 29, 30, 40, 60, 80, 200, 10_000]
@@ -48,12 +47,3 @@ def test_a_cut_line_fits_its_limit_and_its_marker_counts_exactly_the_missing_cha
 def test_a_limit_shorter_than_the_marker_gives_the_marker_alone() -> None:
     """With no room for any of the text, what was cut is still said."""
     assert one_line("x" * 100, 20) == cut_marker(100)
-
-
-@pytest.mark.parametrize("limit", LIMITS)
-@pytest.mark.parametrize("text", TEXTS)
-def test_codemode_and_the_sandbox_cut_text_the_same_way(text: str, limit: int) -> None:
-    """`codemode._cut` (for commands that never load the sandbox) and `sandbox.limits` agree to the character."""
-    assert cut_end(text, limit) == limits.cut_end(text, limit)
-    assert cut_end(text, limit, "items") == limits.cut_end(text, limit, "items")
-    assert cut_marker(len(text) * 1001, "keys") == limits.cut_marker(len(text) * 1001, "keys")
