@@ -55,7 +55,7 @@ SECRET_NAME = "SANDBOX_TEST_SECRET"
 QUICK = Limits(timeout=5.0, operations=300_000, output=10_000, flood=10_000, max_size=1_000_000)
 """Most cases: an operation budget ends loops in milliseconds; `max_size` is 1,000,000; the wall clock is a
 backstop generous enough for a loaded machine."""
-WALL = Limits(timeout=1.0, operations=10**12, max_size=1_000_000)
+WALL = Limits(timeout=0.5, operations=10**12, max_size=1_000_000)
 """Cases only the wall clock can end (sleeps, C-level work, ticks that do not run out)."""
 BIG = Limits(timeout=5.0, memory=128 * MiB)
 """Real bombs with the default size guard, in a worker process only."""
@@ -63,7 +63,7 @@ RAW_MEMORY = Limits(timeout=10.0, memory=64 * MiB, max_size=10**12, operations=1
 """Memory bombs that only the worker's address-space limit can stop."""
 CALLS = Limits(timeout=30.0, calls=1000, operations=10**9)
 """Host-call floods: the call limit ends them; the wall clock is far enough away for a loaded machine."""
-WALL_UNSIZED = Limits(timeout=1.0, operations=10**12, max_size=10**12)
+WALL_UNSIZED = Limits(timeout=0.5, operations=10**12, max_size=10**12)
 """Process-only cases that only the worker's wall clock or address-space limit can stop."""
 RESULT = Limits(timeout=5.0, result=100_000)
 """A returned value may be 100,000 characters of JSON."""
