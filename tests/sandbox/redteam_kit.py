@@ -131,6 +131,8 @@ class Case:
     """The payload succeeds in plain CPython (checked by `assert_works_in_cpython`)."""
     then: tuple[str, Any] | None = None
     """A second run in the same sandbox and the value it must return: it sees nothing of the first."""
+    slow: bool = False
+    """The case takes about two seconds or more (a worker killed at its deadline, after the host's grace)."""
 
     def outcome(self, mode: str) -> Outcome:
         """The expected outcome in `mode`."""
@@ -160,7 +162,12 @@ def open_marks(reason: str) -> list[pytest.MarkDecorator]:
 def params(cases: list[Case]) -> list[Any]:
     """Each case once per mode it runs in, named `<case>-<mode>`, a strict xfail where it is still open."""
     return [
-        pytest.param(c, mode, id=f"{c.name}-{mode}", marks=open_marks(c.open_reason(mode)))
+        pytest.param(
+            c,
+            mode,
+            id=f"{c.name}-{mode}",
+            marks=[*open_marks(c.open_reason(mode)), *([pytest.mark.slow] if c.slow else [])],
+        )
         for c in cases
         for mode in c.modes
     ]

@@ -451,6 +451,7 @@ CASES = [
         limit("timeout", "the code ran past its 0.5 s time limit in one long operation (a slow regular expression?)"),
         limits=WALL,
         modes=PROCESS,
+        slow=True,
     ),
     case(
         "redos_alternation",
@@ -461,6 +462,7 @@ CASES = [
         limit("timeout", "the code ran past its 0.5 s time limit in one long operation (a slow regular expression?)"),
         limits=WALL,
         modes=PROCESS,
+        slow=True,
     ),
     case(
         "c_level_infinite_sum",
@@ -1047,6 +1049,7 @@ CASES = [
         limit("timeout", "the code ran past its 0.5 s time limit in one long operation (a slow regular expression?)"),
         limits=WALL_UNSIZED,
         modes=PROCESS,
+        slow=True,
     ),
     case(
         "join_of_an_infinite_map",
