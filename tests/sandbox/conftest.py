@@ -36,9 +36,13 @@ def host_secret() -> Iterator[str]:
         os.environ["SANDBOX_TEST_SECRET"] = previous
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def sandboxes(host_secret: str) -> AsyncIterator[dict[str, Sandbox]]:
-    """One open sandbox per isolation, shared by the tests of a module."""
+    """One open sandbox per isolation, shared by the tests of the session (of one xdist worker).
+
+    Each run has a process of its own, so a test that needs no option of its own shares these: it saves a template's
+    start-up per test file.
+    """
     limits = Limits(timeout=10.0)
     async with (
         Sandbox(limits=limits, isolation="inline") as inline,
