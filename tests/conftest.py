@@ -1,6 +1,9 @@
-"""Markers the whole suite shares: every case that runs code in a worker process is marked `process`."""
+"""Hooks of the whole suite: every case that runs code in a worker process is marked `process`, and the objects
+collection made are kept out of the cyclic collector's reach."""
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 
@@ -11,3 +14,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("isolation") == "process":
             item.add_marker(pytest.mark.process)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what collection built (thousands of items, every framework imported) out of the cyclic collector.
+
+    Each full collection would otherwise walk it again; the objects the tests make are collected as before.
+    """
+    gc.freeze()
