@@ -1,4 +1,5 @@
-"""Shared fixtures for the sandbox tests: the anyio backend, a host secret, and open sandboxes of both isolations."""
+"""Shared fixtures for the sandbox tests: the anyio backend, a host secret, open sandboxes of both isolations, and
+a plain interpreter for the red-team controls."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
+from redteam_kit import PlainCPython
 
 from sandbox import Limits, Sandbox
 
@@ -34,9 +36,13 @@ def host_secret() -> Iterator[str]:
         os.environ["SANDBOX_TEST_SECRET"] = previous
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def sandboxes(host_secret: str) -> AsyncIterator[dict[str, Sandbox]]:
-    """One open sandbox per isolation, shared by the tests of a module."""
+    """One open sandbox per isolation, shared by the tests of the session (of one xdist worker).
+
+    Each run has a process of its own, so a test that needs no option of its own shares these: it saves a template's
+    start-up per test file.
+    """
     limits = Limits(timeout=10.0)
     async with (
         Sandbox(limits=limits, isolation="inline") as inline,
@@ -49,3 +55,14 @@ async def sandboxes(host_secret: str) -> AsyncIterator[dict[str, Sandbox]]:
 def sb(sandboxes: dict[str, Sandbox], isolation: str) -> Sandbox:
     """The shared sandbox for the test's `isolation` parameter."""
     return sandboxes[isolation]
+
+
+@pytest.fixture(scope="session")
+def plain_cpython(host_secret: str) -> Iterator[PlainCPython]:
+    """One plain interpreter for the session that runs each red-team control in a child of its own.
+
+    It starts with the host's secret in its environment, for the controls that read it.
+    """
+    plain = PlainCPython()
+    yield plain
+    plain.close()

@@ -25,6 +25,7 @@ is what stops them.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ SECRET_NAME = "SANDBOX_TEST_SECRET"
 QUICK = Limits(timeout=5.0, operations=300_000, output=10_000, flood=10_000, max_size=1_000_000)
 """Most cases: an operation budget ends loops in milliseconds; `max_size` is 1,000,000; the wall clock is a
 backstop generous enough for a loaded machine."""
-WALL = Limits(timeout=1.0, operations=10**12, max_size=1_000_000)
+WALL = Limits(timeout=0.5, operations=10**12, max_size=1_000_000)
 """Cases only the wall clock can end (sleeps, C-level work, ticks that do not run out)."""
 BIG = Limits(timeout=5.0, memory=128 * MiB)
 """Real bombs with the default size guard, in a worker process only."""
@@ -63,7 +64,7 @@ RAW_MEMORY = Limits(timeout=10.0, memory=64 * MiB, max_size=10**12, operations=1
 """Memory bombs that only the worker's address-space limit can stop."""
 CALLS = Limits(timeout=30.0, calls=1000, operations=10**9)
 """Host-call floods: the call limit ends them; the wall clock is far enough away for a loaded machine."""
-WALL_UNSIZED = Limits(timeout=1.0, operations=10**12, max_size=10**12)
+WALL_UNSIZED = Limits(timeout=0.5, operations=10**12, max_size=10**12)
 """Process-only cases that only the worker's wall clock or address-space limit can stop."""
 RESULT = Limits(timeout=5.0, result=100_000)
 """A returned value may be 100,000 characters of JSON."""
@@ -131,6 +132,8 @@ class Case:
     """The payload succeeds in plain CPython (checked by `assert_works_in_cpython`)."""
     then: tuple[str, Any] | None = None
     """A second run in the same sandbox and the value it must return: it sees nothing of the first."""
+    slow: bool = False
+    """The case takes about two seconds or more (a worker killed at its deadline, after the host's grace)."""
 
     def outcome(self, mode: str) -> Outcome:
         """The expected outcome in `mode`."""
@@ -160,7 +163,12 @@ def open_marks(reason: str) -> list[pytest.MarkDecorator]:
 def params(cases: list[Case]) -> list[Any]:
     """Each case once per mode it runs in, named `<case>-<mode>`, a strict xfail where it is still open."""
     return [
-        pytest.param(c, mode, id=f"{c.name}-{mode}", marks=open_marks(c.open_reason(mode)))
+        pytest.param(
+            c,
+            mode,
+            id=f"{c.name}-{mode}",
+            marks=[*open_marks(c.open_reason(mode)), *([pytest.mark.slow] if c.slow else [])],
+        )
         for c in cases
         for mode in c.modes
     ]
@@ -330,22 +338,84 @@ async def check(sb: Sandbox, c: Case, mode: str, secret: str) -> RunResult:
     return result
 
 
-CONTROL_RUNNER = """
-import asyncio, sys, textwrap
-source = sys.stdin.read()
-namespace = {"__name__": "__main__"}
-exec("async def __main__():\\n" + textwrap.indent(source, "    ") + "\\n    pass\\n", namespace)
-asyncio.run(namespace["__main__"]())
+CONTROL_SERVER = """
+import asyncio, json, os, sys, tempfile, textwrap, time
+
+
+def run_case(source, cwd, stderr):
+    # A forked child: the case runs as `python -c` would run it, its output kept out of the server's pipe.
+    os.chdir(cwd)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.dup2(stderr.fileno(), 2)
+    namespace = {"__name__": "__main__"}
+    exec("async def __main__():\\n" + textwrap.indent(source, "    ") + "\\n    pass\\n", namespace)
+    asyncio.run(namespace["__main__"]())
+
+
+def wait(pid, deadline):
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.002)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return "timed out"
+
+
+# Out of the test's process tree: tests that inspect every process the test started see only the sandbox's.
+if os.fork():
+    os._exit(0)
+for line in sys.stdin:
+    request = json.loads(line)
+    with tempfile.TemporaryFile() as stderr:
+        pid = os.fork()
+        if pid == 0:
+            run_case(request["source"], request["cwd"], stderr)
+            sys.exit(0)
+        code = wait(pid, time.monotonic() + request["seconds"])
+        stderr.seek(0)
+        text = stderr.read().decode(errors="replace")[-2000:]
+    print(json.dumps({"code": code, "stderr": text}), flush=True)
 """
+"""A plain interpreter that runs each control case in a child forked from it: what a fresh `python -c` does,
+without an interpreter's start-up per case. It leaves the test's process tree first."""
 
 
-async def assert_works_in_cpython(c: Case, tmp_path: Path) -> None:
-    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-    with anyio.fail_after(30):
-        done = await anyio.run_process(
-            [sys.executable, "-c", CONTROL_RUNNER], input=c.code.encode(), check=False, cwd=tmp_path
+class PlainCPython:
+    """The control server of one test session: `run` gives a case's exit code and the end of its stderr."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", CONTROL_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+        # The process started forks the server and exits at once (see `CONTROL_SERVER`); the pipes stay the server's.
+        self.process.wait(timeout=30)
+
+    def run(self, source: str, cwd: Path, seconds: float = 30.0) -> tuple[int | str, str]:
+        """Run `source` as the body of an async `__main__` in a fresh child; its exit code and stderr."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"source": source, "cwd": str(cwd), "seconds": seconds}) + "\n")
+        self.process.stdin.flush()
+        reply = json.loads(self.process.stdout.readline())
+        return reply["code"], reply["stderr"]
+
+    def close(self) -> None:
+        """End the server: with its stdin closed it ends its loop, and its stdout reaches its end."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.close()
+        self.process.stdout.read()
+        self.process.stdout.close()
+
+
+async def assert_works_in_cpython(c: Case, plain: PlainCPython, tmp_path: Path) -> None:
+    """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
+    code, stderr = await anyio.to_thread.run_sync(plain.run, c.code, tmp_path)
+    assert code == 0, stderr
 
 
 # -- the tests of a table: each suite binds them under its own names -----------------------------------------------
@@ -366,9 +436,9 @@ def works_in_cpython(cases: list[Case]) -> Callable[..., Coroutine[Any, Any, Non
     """The test that runs each `control=True` case in plain CPython, where the payload must succeed."""
 
     @pytest.mark.parametrize("case", controls(cases))
-    async def test(case: Case, tmp_path: Path) -> None:
+    async def test(case: Case, plain_cpython: PlainCPython, tmp_path: Path) -> None:
         """Run in a plain interpreter, the payload succeeds: the sandbox is what stops it."""
-        await assert_works_in_cpython(case, tmp_path)
+        await assert_works_in_cpython(case, plain_cpython, tmp_path)
 
     return test
 

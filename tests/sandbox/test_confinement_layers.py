@@ -134,6 +134,7 @@ async def test_a_template_that_cannot_start_is_an_immediate_error() -> None:
     assert str(raised.value).startswith("the sandbox's template process exited before it was ready")
 
 
+@pytest.mark.slow
 async def test_a_template_that_cannot_start_again_fails_the_next_run_at_once() -> None:
     """After the sandbox started, a template that dies and cannot start again makes the next run raise, not wait."""
     marker = os.path.join(tempfile.gettempdir(), f"confinement-standin-{os.getpid()}")

@@ -786,8 +786,8 @@ CASES = [
         import asyncio
         await asyncio.sleep(10**9)
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
-        limits=Limits(timeout=1.0, operations=1_000_000),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
+        limits=Limits(timeout=0.5, operations=1_000_000),
     ),
     case(
         "task_left_running",
@@ -847,8 +847,8 @@ LEFTOVERS: list[Case] = [
         except BaseException:
             await asyncio.sleep(30)
         """,
-        Refused("timeout", None, "the code ran past its 1 s time limit waiting on tools or sleeps"),
-        limits=Limits(timeout=1.0, operations=300_000, max_size=1_000_000),
+        Refused("timeout", None, "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
+        limits=Limits(timeout=0.5, operations=300_000, max_size=1_000_000),
     ),
     case(
         "a_task_swallows_its_cancellation_at_the_end_of_the_run",

@@ -8,7 +8,7 @@ budget, the wall clock, the call limit or the output limit; an exception's `__st
 
 from __future__ import annotations
 
-from redteam_kit import BUDGET, CALLS, WALL, Value, case, limit, names_are_unique, policy, raised, runs
+from redteam_kit import BUDGET, CALLS, QUICK, WALL, Value, case, limit, names_are_unique, policy, raised, runs
 
 from sandbox import Limits
 
@@ -134,7 +134,7 @@ CASES = [
             except:
                 pass
         """,
-        limit("timeout", "the code ran past its 1 s time limit"),
+        limit("timeout", "the code ran past its 0.5 s time limit"),
         limits=WALL,
     ),
     case(
@@ -227,7 +227,7 @@ CASES = [
             async with Swallow():
                 await asyncio.sleep(10)
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -240,7 +240,7 @@ CASES = [
             except BaseException:
                 pass
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -253,7 +253,7 @@ CASES = [
             except asyncio.CancelledError:
                 pass
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -265,7 +265,7 @@ CASES = [
         finally:
             await asyncio.sleep(10)
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -280,7 +280,7 @@ CASES = [
                     pass
         await asyncio.gather(stubborn(), stubborn())
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -415,8 +415,8 @@ CASES = [
                 return f(n + 1)
         f(0)
         """,
-        limit("timeout", "the code ran past its 1.5 s time limit"),
-        limits=Limits(timeout=1.5, operations=300_000, max_size=1_000_000),
+        limit("timeout", "the code ran past its 0.5 s time limit"),
+        limits=Limits(timeout=0.5, operations=300_000, max_size=1_000_000),
     ),
     case(
         "base_exception_group_of_exits",
@@ -687,7 +687,7 @@ CASES = [
             pass
         """,
         limit("timeout", "the code used its whole operation budget (an endless loop?)"),
-        limits=BUDGET,
+        limits=QUICK,
     ),
     case(
         "for_loop_ticks_at_the_recursion_limit",

@@ -55,7 +55,7 @@ CASES = [
         while True:
             x = 1
         """,
-        limit("timeout", "the code ran past its 1 s time limit"),
+        limit("timeout", "the code ran past its 0.5 s time limit"),
         limits=WALL,
     ),
     case(
@@ -98,7 +98,7 @@ CASES = [
         import asyncio
         await asyncio.sleep(100)
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -107,7 +107,7 @@ CASES = [
         import asyncio
         await asyncio.gather(*[asyncio.sleep(100) for i in range(50)])
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -116,13 +116,13 @@ CASES = [
         import asyncio
         await asyncio.wait_for(asyncio.sleep(100), timeout=1000)
         """,
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
         "host_function_that_never_returns",
         "await hang()",
-        limit("timeout", "the code ran past its 1 s time limit waiting on tools or sleeps"),
+        limit("timeout", "the code ran past its 0.5 s time limit waiting on tools or sleeps"),
         limits=WALL,
     ),
     case(
@@ -448,9 +448,10 @@ CASES = [
         import re
         return re.match('(a+)+$', 'a' * 40 + 'b') is None
         """,
-        limit("timeout", "the code ran past its 1 s time limit in one long operation (a slow regular expression?)"),
+        limit("timeout", "the code ran past its 0.5 s time limit in one long operation (a slow regular expression?)"),
         limits=WALL,
         modes=PROCESS,
+        slow=True,
     ),
     case(
         "redos_alternation",
@@ -458,9 +459,10 @@ CASES = [
         import re
         return re.search('^(a|aa)+$', 'a' * 60 + 'b') is None
         """,
-        limit("timeout", "the code ran past its 1 s time limit in one long operation (a slow regular expression?)"),
+        limit("timeout", "the code ran past its 0.5 s time limit in one long operation (a slow regular expression?)"),
         limits=WALL,
         modes=PROCESS,
+        slow=True,
     ),
     case(
         "c_level_infinite_sum",
@@ -1044,9 +1046,10 @@ CASES = [
         x = int(decimal.Decimal('1e3000000'))
         return 'PW' + 'NED'
         """,
-        limit("timeout", "the code ran past its 1 s time limit in one long operation (a slow regular expression?)"),
+        limit("timeout", "the code ran past its 0.5 s time limit in one long operation (a slow regular expression?)"),
         limits=WALL_UNSIZED,
         modes=PROCESS,
+        slow=True,
     ),
     case(
         "join_of_an_infinite_map",

@@ -66,6 +66,7 @@ async def test_the_host_refuses_calls_past_the_limit_that_a_worker_sends_anyway(
     assert (refused.value.type_name, refused.value.message) == ("RuntimeError", calls_message(1))
 
 
+@pytest.mark.slow
 async def test_an_inline_run_that_keeps_allocating_is_stopped_as_memory() -> None:
     """Inline, a run whose lists of lists grow the process past `Limits.memory` ends `memory`; the next run works."""
     grow = "rows = []\nfor i in range(50_000_000):\n    rows.append([i, i])\nreturn len(rows)"
