@@ -2,7 +2,7 @@
 
 RestrictedPython refuses `async`, `nonlocal`, `match`, augmented assignment of items and attributes, and every
 name with a leading underscore. This subclass allows them with guards, and adds what a budgeted sandbox needs:
-a tick for every loop iteration and function call, a gate before every statement (`gate_statements`), size
+a tick for every loop iteration and function call, a gate between two statements (`gate_statements`), size
 guards on the operators that can create huge values from small ones (`*`, `**`, `<<`, `%`), guarded f-string
 format specs, and no jumps out of `finally`.
 Its `match` half is `sandbox._compiler.patterns`, and the names it reserves and hides are in `sandbox._compiler.names`.
@@ -11,6 +11,7 @@ Its `match` half is `sandbox._compiler.patterns`, and the names it reserves and 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from typing import cast
 
@@ -51,20 +52,22 @@ _BODIES = ("body", "orelse", "finalbody")
 
 
 def gate_statements(tree: ast.AST) -> None:
-    """Put `_gate_()` before each statement of `tree`'s bodies, so a stop is seen between any two statements.
+    """Put `_gate_()` between each two statements of `tree`'s bodies, so a stop is seen between any two statements.
 
     Straight-line code takes no tick, and one statement may be one long C call (a scan of a long list), so without
-    a gate a run halted by its deadline would go on to its last statement. A docstring stays first, and a
-    statement right after a tick needs none (a tick also raises a stop).
+    a gate a run halted by its deadline would go on to its last statement. A body's first statement needs none:
+    what comes before it is a gate or a tick already (a loop's item, a function's entry), or the compound
+    statement's own header, so at most a header and one statement run back to back. A statement right after a
+    tick needs none either (a tick also raises a stop). So a loop whose body is one statement takes no gate.
     """
     for node in ast.walk(tree):
         for field in _BODIES:
             body = getattr(node, field, None)
-            if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+            if not isinstance(body, list) or len(body) < 2 or not isinstance(body[0], ast.stmt):
                 continue
-            gated: list[ast.stmt] = []
-            for index, statement in enumerate(body):
-                if not (_is_tick(statement) or (index and _is_tick(body[index - 1])) or _is_docstring(node, index)):
+            gated: list[ast.stmt] = [body[0]]
+            for previous, statement in itertools.pairwise(body):
+                if not (_is_tick(statement) or _is_tick(previous)):
                     gated.append(cast("ast.stmt", located(ast.Expr(guard_call("_gate_")), statement)))
                 gated.append(statement)
             setattr(node, field, gated)
@@ -78,14 +81,6 @@ def _is_tick(statement: ast.stmt) -> bool:
         and isinstance(statement.value.func, ast.Name)
         and statement.value.func.id == "_tick_"
     )
-
-
-def _is_docstring(node: ast.AST, index: int) -> bool:
-    """The statement at `index` of `node`'s body is its docstring."""
-    if index or not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    first = node.body[0]
-    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and type(first.value.value) is str
 
 
 def _is_reserved(name: str) -> bool:
@@ -177,9 +172,16 @@ class SandboxPolicy(PatternPolicy):
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
-        """Allow lambdas; their parameter names are checked like a function's."""
+        """Allow lambdas, checked like a function, with a tick at entry: `lambda x: _tick_() and body`.
+
+        A tick is an int from 1 up, so `and` always goes on to the body; without it a recursive lambda, or one
+        that C calls per item (`sorted(key=...)`, `re.sub`), ran past every budget and, inline, every deadline.
+        """
         self.check_function_argument_names(node)
-        return self.node_contents_visit(node)
+        node = self.node_contents_visit(node)
+        ticked = ast.BoolOp(op=ast.And(), values=[guard_call("_tick_"), node.body])
+        node.body = cast("ast.expr", located(ticked, node.body))
+        return node
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         """Allow classes (keywords kept), created through the sandbox's `__metaclass__` hook."""

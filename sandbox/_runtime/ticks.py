@@ -61,7 +61,7 @@ class Budget:
     tick: Callable[[], int] = cast("Any", _Armed())
     """One tick: the guard `_tick_` the policy puts in every `while` body and at every function entry."""
     gate: Callable[[], int] = cast("Any", _Armed())
-    """One pass, not counted: the guard `_gate_` the policy puts before each statement; it raises a stop."""
+    """One pass, not counted: the guard `_gate_` the policy puts between two statements; it raises a stop."""
 
     def __init__(self, *, operations: int, deadline: float, timeout: float) -> None:
         self.operations_left = operations

@@ -1391,7 +1391,7 @@ CASES = [
             await anext(it)
             return 1
             """,
-            Value(1, stdout=""),
+            Value(1, stdout="closing\n"),
         )
         for what, build in (
             ("a_list", "list(range(5_000_000))"),

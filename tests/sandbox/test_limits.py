@@ -76,3 +76,24 @@ async def test_an_inline_run_that_keeps_allocating_is_stopped_as_memory() -> Non
         assert grown.error.kind == "memory"
         assert grown.error.message.startswith(memory_message())  # and the line it was stopped at
         assert (await sb.run("return sum(range(10))")).value == 45
+
+
+@BOTH
+async def test_a_recursive_lambda_takes_a_tick_per_call_so_the_operation_budget_stops_it(sb: Sandbox) -> None:
+    """A lambda's entry is a function's entry: a doubling recursion of lambdas ends at the operation budget."""
+    code = "f = lambda n: 1 if n == 0 else f(n - 1) + f(n - 1)\nreturn f(40)"
+    result = await sb.run(code, limits=Limits(timeout=10.0, operations=100_000))
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == (
+        "timeout",
+        "the code used its whole operation budget (an endless loop?); do less work per run (line 1)",
+    )
+
+
+async def test_a_lambda_that_c_calls_per_item_is_stopped_at_the_deadline_inline() -> None:
+    """`sorted` calls its key per item from C; each call takes a tick, so the deadline watcher's halt stops it."""
+    code = "big = [0] * 1_000_000\nreturn sorted(range(10_000), key=lambda i: -1 in big)"
+    async with Sandbox(isolation="inline", limits=Limits(timeout=0.2)) as sb:
+        result = await sb.run(code)
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("timeout", timeout_message(0.2) + " (line 2)")
