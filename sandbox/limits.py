@@ -2,11 +2,10 @@
 
 Every limit is per run. A run that reaches one stops with a result whose `error.kind` names the limit; the
 sandbox itself keeps working. Printed output is the exception: past `output` it is cut in the middle and the run
-goes on, and only a flood (`flood`) stops it. `cut_middle` (head and tail), `cut_end` (head) and `cut_marker` are
-the sandbox's one way to cut text, with one marker; `codemode._cut` holds codemode's copy of `cut_end` and the
-marker (kept the same by a test) for the commands that never load the sandbox. The wall clock and the call count
-are enforced in more than one place (see the README's table of limits); each place words its stop with the one
-function here.
+goes on, and only a flood (`flood`) stops it. `cut_middle` (head and tail), `cut_end` (head), `one_line` and
+`cut_marker` are the one way text is cut here and in `codemode`, with one marker; this module imports nothing of
+the sandbox, so a command that never runs code loads it alone. The wall clock and the call count are enforced in
+more than one place (see the README's table of limits); each place words its stop with the one function here.
 """
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError | Non
     if exited:
         message = cast("StopRun", exc).message
         return (
-            RunError(kind="runtime", message=_capped(message, MAX_MESSAGE), line=line, type_name="SystemExit")
+            RunError(kind="runtime", message=cut_end(message, MAX_MESSAGE), line=line, type_name="SystemExit")
             if message
             else None
         )
@@ -234,7 +234,7 @@ def describe_exception(exc: BaseException, compiled: Compiled) -> RunError | Non
         kind = "forbidden"
     elif isinstance(exc, MemoryError):
         kind = "memory"
-    type_name = "ForbiddenError" if kind == "forbidden" else _capped(type(exc).__name__, MAX_NAME)
+    type_name = "ForbiddenError" if kind == "forbidden" else cut_end(type(exc).__name__, MAX_NAME)
     if isinstance(exc, SizeLimitError):
         type_name = "MemoryError"
     detail = _exception_text(exc)
@@ -257,7 +257,7 @@ def _grouped(group: BaseException, depth: int = 0) -> list[tuple[str, str]]:
         if issubclass(type(inner), BaseExceptionGroup) and depth < _MAX_GROUPED:
             found += _grouped(inner, depth + 1)
         else:
-            found.append((_capped(type(inner).__name__, MAX_NAME), _capped(_exception_text(inner), MAX_SOURCE_LINE)))
+            found.append((cut_end(type(inner).__name__, MAX_NAME), cut_end(_exception_text(inner), MAX_SOURCE_LINE)))
     return found[:_MAX_GROUPED]
 
 
@@ -274,11 +274,7 @@ def _exception_text(exc: BaseException) -> str:
         return "<the exception's message could not be shown>"
     if type(text) is not str:
         return "<the exception's message could not be shown>"
-    return _capped(text, MAX_MESSAGE)
-
-
-def _capped(text: str, limit: int) -> str:
-    return cut_end(text, limit)
+    return cut_end(text, MAX_MESSAGE)
 
 
 def _model_frames(tb: TracebackType | None) -> list[tuple[str, int]]:
@@ -297,6 +293,6 @@ def _traceback_text(frames: list[tuple[str, int]], compiled: Compiled, message: 
     for name, lineno in frames[-20:]:
         lines.append(f"  line {lineno}, in {name}")
         if 0 < lineno <= len(compiled.lines):
-            lines.append(f"    {_capped(compiled.lines[lineno - 1].strip(), MAX_SOURCE_LINE)}")
+            lines.append(f"    {cut_end(compiled.lines[lineno - 1].strip(), MAX_SOURCE_LINE)}")
     lines.append(message)
     return "\n".join(lines)

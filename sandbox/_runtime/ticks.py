@@ -95,12 +95,8 @@ class Budget:
             raise self.stopped.again()
         if self.operations_left <= 0:
             self.stop("timeout", _BUDGET_MESSAGE)
-        if time.monotonic() > self.deadline:
-            self.stop("timeout", timeout_message(self.timeout))
         self.operations_left -= _CHUNK
-        self._rewind(0)
-        if self.stopped is not None:  # halted from another thread (`sandbox._runtime.deadlines`) since the check above
-            self._rewind(_CHUNK)
+        self._reopen(self._rewind)
 
     def _refill_turn(self, _: None) -> NoReturn:
         self.refill()
@@ -110,12 +106,16 @@ class Budget:
         """At the end of the gate's chunk: raise a stop, or the deadline's, else open the next chunk."""
         if self.stopped is not None:
             raise self.stopped.again()
+        self._reopen(self._rewind_gate)
+        raise StopIteration
+
+    def _reopen(self, rewind: Callable[[int], None]) -> None:
+        """Stop the run past its deadline, else refill the chunk `rewind` sets (empty again if halted meanwhile)."""
         if time.monotonic() > self.deadline:
             self.stop("timeout", timeout_message(self.timeout))
-        self._rewind_gate(0)
-        if self.stopped is not None:  # halted from another thread since the check above
-            self._rewind_gate(_CHUNK)
-        raise StopIteration
+        rewind(0)
+        if self.stopped is not None:  # halted from another thread (`sandbox._runtime.deadlines`) since the check above
+            rewind(_CHUNK)
 
     def stop(self, kind: str, message: str) -> NoReturn:
         """Stop the run now and at every later tick (a bare `except:` cannot swallow it)."""
